@@ -1,0 +1,69 @@
+package contract
+
+// EnvironmentHandle is a resolved execution environment.
+type EnvironmentHandle struct {
+	EnvironmentID   string            `json:"environment_id"`
+	Provider        string            `json:"provider"`
+	ControlLocation string            `json:"control_location" jsonschema:"enum=external_control,enum=in_env_control"`
+	Ownership       string            `json:"ownership" jsonschema:"enum=caller_owned,enum=fabric_owned"`
+	Workspace       *string           `json:"workspace,omitempty"`
+	Artifacts       *string           `json:"artifacts,omitempty"`
+	Env             map[string]string `json:"env,omitempty"`
+	Connection      map[string]any    `json:"connection,omitempty"`
+	Metadata        map[string]any    `json:"metadata,omitempty"`
+}
+
+// RuntimeHandle identifies one started runtime. RuntimeBinding is an opaque
+// integrity value that Fabric checks on every call.
+type RuntimeHandle struct {
+	RuntimeID      string            `json:"runtime_id"`
+	RuntimeBinding string            `json:"runtime_binding"`
+	AgentName      string            `json:"agent_name"`
+	Harness        string            `json:"harness"`
+	AdapterKind    string            `json:"adapter_kind"`
+	AdapterID      string            `json:"adapter_id,omitempty"`
+	Environment    EnvironmentHandle `json:"environment"`
+	// Status is a Fabric extension: starting, active, invoking, stopping,
+	// stopped or failed at the time the handle was read.
+	Status string `json:"status,omitempty"`
+	// Interfaces is a Fabric extension: the harness interfaces this runtime
+	// runs (dashboards, APIs, terminals), without secret values.
+	Interfaces []map[string]any `json:"interfaces,omitempty"`
+}
+
+// InvocationHandle identifies one invocation.
+type InvocationHandle struct {
+	InvocationID string `json:"invocation_id"`
+	RequestID    string `json:"request_id"`
+	RuntimeID    string `json:"runtime_id"`
+}
+
+// ServiceHandle identifies a long-lived adapter service.
+type ServiceHandle struct {
+	ServiceID      string         `json:"service_id"`
+	ServiceBinding string         `json:"service_binding"`
+	AdapterID      string         `json:"adapter_id"`
+	ServiceType    string         `json:"service_type"`
+	Ownership      string         `json:"ownership" jsonschema:"enum=caller_owned,enum=fabric_owned"`
+	Connection     map[string]any `json:"connection,omitempty"`
+	Metadata       map[string]any `json:"metadata,omitempty"`
+}
+
+// ServiceReference is the input for attaching to an existing service.
+// Connection carries non-secret fields and credential references only.
+type ServiceReference struct {
+	AdapterID   string         `json:"adapter_id" jsonschema:"minLength=1"`
+	ServiceType string         `json:"service_type" jsonschema:"minLength=1"`
+	Connection  map[string]any `json:"connection,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
+}
+
+// RuntimeStopResult is the answer to a stop.
+type RuntimeStopResult struct {
+	RuntimeID      string        `json:"runtime_id"`
+	Status         string        `json:"status" jsonschema:"enum=stopped,enum=already_stopped,enum=failed"`
+	AlreadyStopped bool          `json:"already_stopped,omitempty"`
+	HostCrashed    bool          `json:"host_crashed,omitempty"`
+	Error          *ErrorInfo    `json:"error,omitempty"`
+	Events         []FabricEvent `json:"events,omitempty"`
+}
