@@ -1,0 +1,9 @@
+// Package fabric is the Go SDK of Fabric, the runtime layer for AI agent
+// harnesses: one typed config (contract.FabricConfig) is planned against the
+// selected adapter's descriptor, diagnosed, started as a runtime, driven with
+// ordered invocations and stopped, with one normalized result per
+// invocation.
+//
+// The package is a thin facade over the internal packages; it holds no
+// global state.
+package fabric

@@ -1,0 +1,216 @@
+package fabric
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/fabric-runtime/fabric/adapters/bundled"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/catalog"
+	"github.com/fabric-runtime/fabric/internal/config"
+	"github.com/fabric-runtime/fabric/internal/doctor"
+	"github.com/fabric-runtime/fabric/internal/plan"
+)
+
+// The public error types, usable with errors.As. Each carries Stage, Code,
+// Path, Message and Retryable.
+type (
+	ConfigError     = contract.ConfigError
+	CapabilityError = contract.CapabilityError
+	RuntimeError    = contract.RuntimeError
+	StateError      = contract.StateError
+)
+
+// Client plans, diagnoses and starts runtimes. It may be reused and shared
+// between goroutines.
+type Client struct {
+	logger     *slog.Logger
+	getenv     func(string) string
+	lookupEnv  func(string) (string, bool)
+	executable string
+	extraPath  []string
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithLogger sets the logger; nil discards logs.
+func WithLogger(l *slog.Logger) Option { return func(c *Client) { c.logger = l } }
+
+// WithEnv replaces the process environment lookup (useful in tests).
+func WithEnv(lookup func(string) (string, bool)) Option {
+	return func(c *Client) {
+		c.lookupEnv = lookup
+		c.getenv = func(k string) string { v, _ := lookup(k); return v }
+	}
+}
+
+// WithExtraPath adds directories searched for required binaries after PATH.
+func WithExtraPath(dirs ...string) Option {
+	return func(c *Client) { c.extraPath = append(c.extraPath, dirs...) }
+}
+
+// New returns a Client.
+func New(opts ...Option) *Client {
+	c := &Client{getenv: os.Getenv, lookupEnv: os.LookupEnv}
+	if exe, err := os.Executable(); err == nil {
+		c.executable = exe
+	}
+	for _, o := range opts {
+		o(c)
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// LoadOptions control reading a config file.
+type LoadOptions struct {
+	BaseDir string // default: the config file's directory
+	Strict  bool   // unknown top-level keys are errors instead of warnings
+}
+
+// Loaded is a config read from a file, with defaults applied and relative
+// paths resolved against BaseDir.
+type Loaded struct {
+	Config   contract.FabricConfig
+	Path     string
+	BaseDir  string
+	Warnings []contract.Diagnostic
+}
+
+// LoadConfig reads a FabricConfig from a YAML or JSON file. Every problem
+// is reported, each as a *ConfigError naming its path and line.
+func (c *Client) LoadConfig(path string, opts LoadOptions) (*Loaded, error) {
+	l, err := config.LoadFile(path, config.Options{BaseDir: opts.BaseDir, Strict: opts.Strict, LookupEnv: c.lookupEnv})
+	if err != nil {
+		return nil, err
+	}
+	return &Loaded{Config: l.Config, Path: l.Path, BaseDir: l.BaseDir, Warnings: l.Warnings}, nil
+}
+
+// Catalog discovers adapter descriptors for a base directory and the
+// config's discovery.local_paths.
+func (c *Client) catalog(baseDir string, cfg *contract.FabricConfig) (*catalog.Catalog, error) {
+	prefixes, nodeModules := catalog.DefaultSearch(baseDir, c.getenv, c.executable)
+	opts := catalog.Options{
+		Bundled:           bundled.Descriptors(),
+		InstalledPrefixes: prefixes,
+		NodeModules:       nodeModules,
+		BaseDir:           baseDir,
+	}
+	if cfg != nil && cfg.Discovery != nil {
+		for _, p := range cfg.Discovery.LocalPaths {
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(baseDir, p)
+			}
+			opts.LocalPaths = append(opts.LocalPaths, p)
+		}
+	}
+	return catalog.Discover(opts)
+}
+
+// Plan resolves a loaded config into a RunPlan. On failure the error joins
+// every finding; each is a *ConfigError or *CapabilityError.
+func (c *Client) Plan(ctx context.Context, l *Loaded) (*contract.RunPlan, error) {
+	p, _, err := c.plan(ctx, l)
+	return p, err
+}
+
+func (c *Client) plan(_ context.Context, l *Loaded) (*contract.RunPlan, *catalog.Entry, error) {
+	baseDir := l.BaseDir
+	if baseDir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, nil, err
+		}
+		baseDir = wd
+	}
+	cat, err := c.catalog(baseDir, &l.Config)
+	if err != nil {
+		return nil, nil, err
+	}
+	entry, _ := plan.SelectedEntry(&l.Config, cat)
+	p, err := plan.Resolve(l.Config, plan.Options{BaseDir: baseDir, Catalog: cat, Warnings: l.Warnings})
+	return p, entry, err
+}
+
+// PlanFile loads and plans a config file.
+func (c *Client) PlanFile(ctx context.Context, path string, opts LoadOptions) (*contract.RunPlan, error) {
+	l, err := c.LoadConfig(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.Plan(ctx, l)
+}
+
+// Doctor runs every preflight check for a loaded config. Problems are
+// failed checks in the report, never errors.
+func (c *Client) Doctor(ctx context.Context, l *Loaded) contract.DoctorReport {
+	in := doctor.Input{AgentName: l.Config.Metadata.Name, Config: &l.Config}
+	p, entry, err := c.plan(ctx, l)
+	in.Plan, in.Entry, in.PlanErr = p, entry, err
+	return doctor.Run(ctx, in, doctor.Options{LookupEnv: c.lookupEnv, ExtraPath: c.extraPath})
+}
+
+// DoctorFile loads a config file and runs Doctor; a config that fails to
+// load gives a report whose failed checks say why.
+func (c *Client) DoctorFile(ctx context.Context, path string, opts LoadOptions) contract.DoctorReport {
+	l, err := c.LoadConfig(path, opts)
+	if err != nil {
+		return doctor.Run(ctx, doctor.Input{ConfigErr: err}, doctor.Options{LookupEnv: c.lookupEnv})
+	}
+	return c.Doctor(ctx, l)
+}
+
+// AdapterInfo describes one discovered adapter.
+type AdapterInfo struct {
+	AdapterID       string                      `json:"adapter_id"`
+	ContractVersion string                      `json:"contract_version"`
+	AdapterKind     string                      `json:"adapter_kind"`
+	Source          string                      `json:"source"`
+	Path            string                      `json:"path"`
+	Descriptor      *contract.AdapterDescriptor `json:"descriptor,omitempty"`
+}
+
+// Adapters lists the descriptors discovered for baseDir (and optional extra
+// local paths), with duplicate and invalid-descriptor diagnostics.
+func (c *Client) Adapters(_ context.Context, baseDir string, localPaths []string) ([]AdapterInfo, []contract.Diagnostic, error) {
+	var cfg *contract.FabricConfig
+	if len(localPaths) > 0 {
+		cfg = &contract.FabricConfig{Discovery: &contract.DiscoveryConfig{LocalPaths: localPaths}}
+	}
+	cat, err := c.catalog(baseDir, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []AdapterInfo
+	for _, e := range cat.Entries() {
+		d := e.Descriptor
+		out = append(out, AdapterInfo{AdapterID: d.AdapterID, ContractVersion: d.ContractVersion, AdapterKind: d.AdapterKind, Source: e.Source, Path: e.Path, Descriptor: &d})
+	}
+	return out, cat.Diagnostics(), nil
+}
+
+// ErrorInfo returns the structured detail of a Fabric error, or nil.
+func ErrorInfo(err error) *contract.ErrorInfo {
+	var ce *ConfigError
+	var ke *CapabilityError
+	var re *RuntimeError
+	var se *StateError
+	switch {
+	case errors.As(err, &ce):
+		return ce.Info()
+	case errors.As(err, &ke):
+		return ke.Info()
+	case errors.As(err, &re):
+		return re.Info()
+	case errors.As(err, &se):
+		return se.Info()
+	}
+	return nil
+}

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/contract"
+)
+
+// Exit codes shared by the fabric commands.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitUsage   = 2
+)
+
+// Stdio are the streams a command uses.
+type Stdio struct {
+	In       io.Reader
+	Out, Err io.Writer
+}
+
+// exitError carries an exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+
+// silentExit ends the command with code after output was already written.
+func silentExit(code int) error { return &exitError{code: code} }
+
+type app struct {
+	stdio  Stdio
+	output string
+	client *fabric.Client
+}
+
+// Run executes the fabric CLI and returns its exit code.
+func Run(ctx context.Context, args []string, stdio Stdio) int {
+	a := &app{stdio: stdio, client: fabric.New()}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetIn(stdio.In)
+	root.SetOut(stdio.Out)
+	root.SetErr(stdio.Err)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintln(stdio.Err, "fabric:", ee.err)
+		}
+		return ee.code
+	}
+	// Anything cobra reports itself (unknown command or flag, wrong number
+	// of arguments) is a usage error.
+	fmt.Fprintln(stdio.Err, "fabric:", err)
+	return ExitUsage
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "fabric",
+		Short:         "Plan, diagnose and run AI agent harnesses through one typed contract",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			switch a.output {
+			case "json", "text":
+				return nil
+			}
+			return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be json or text, not %q", a.output)}
+		},
+	}
+	root.PersistentFlags().StringVarP(&a.output, "output", "o", "json", "output format: json or text")
+	root.AddCommand(a.planCommand(), a.doctorCommand(), a.adaptersCommand(), a.schemaCommand())
+	return root
+}
+
+// configFlags are the flags every command that reads a config takes.
+type configFlags struct {
+	baseDir string
+	strict  bool
+}
+
+func (f *configFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.baseDir, "base-dir", "", "directory that relative paths resolve against (default: the config file's directory)")
+	cmd.Flags().BoolVar(&f.strict, "strict", false, "treat unknown top-level config keys as errors")
+}
+
+func (f *configFlags) loadOptions() fabric.LoadOptions {
+	return fabric.LoadOptions{BaseDir: f.baseDir, Strict: f.strict}
+}
+
+func (a *app) writeJSON(v any) error {
+	enc := json.NewEncoder(a.stdio.Out)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// failure prints err (every joined finding) and returns the exit error.
+func (a *app) failure(err error) error {
+	findings := splitErrors(err)
+	if a.output == "json" {
+		infos := make([]*contract.ErrorInfo, 0, len(findings))
+		for _, f := range findings {
+			info := fabric.ErrorInfo(f)
+			if info == nil {
+				info = &contract.ErrorInfo{Stage: contract.StageConfig, Code: "error", Message: f.Error()}
+			}
+			infos = append(infos, info)
+		}
+		_ = a.writeJSON(map[string]any{"status": "failed", "errors": infos})
+		return silentExit(ExitFailure)
+	}
+	for _, f := range findings {
+		fmt.Fprintln(a.stdio.Err, "error:", f)
+	}
+	return silentExit(ExitFailure)
+}
+
+func splitErrors(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, splitErrors(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+func indentLines(s, prefix string) string {
+	return prefix + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
+}

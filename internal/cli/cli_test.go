@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"fabric": func() {
+			os.Exit(Run(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
+		},
+	})
+}
+
+func repoRoot(t testing.TB) string {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+func TestScripts(t *testing.T) {
+	root := repoRoot(t)
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join(root, "testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("REPO", root)
+			env.Setenv("HOME", env.WorkDir)
+			pi := filepath.Join(root, "harnesses", "node_modules", "nemo-fabric-adapters-pi")
+			if _, err := os.Stat(pi); err == nil {
+				env.Setenv("PI_PKG", pi)
+			} else if os.Getenv("FABRIC_REQUIRE_UPSTREAM") == "1" {
+				t.Fatalf("upstream pi package missing at %s: run harnesses/install.sh", pi)
+			}
+			return nil
+		},
+		Condition: func(cond string) (bool, error) {
+			switch cond {
+			case "upstream":
+				_, err := os.Stat(filepath.Join(root, "harnesses", "node_modules", "nemo-fabric-adapters-pi"))
+				return err == nil, nil
+			}
+			return false, nil
+		},
+	})
+}

@@ -1,0 +1,7 @@
+// Package cli holds the command trees of the fabric and fabric-agent-ctl
+// binaries: flag parsing, JSON and text output, and exit codes mapped from
+// error kinds. Results go to stdout, diagnostics to stderr.
+//
+// It must never print a credential value and never call os.Exit: Run
+// returns the exit code to main.
+package cli
