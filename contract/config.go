@@ -178,10 +178,10 @@ type InstructionConfig struct {
 	Mode    InstructionMode `json:"mode,omitempty" jsonschema:"enum=replace,enum=append,default=replace"`
 }
 
-// ToolsConfig is the tool policy. Enabled nil keeps the harness default; an
-// empty list disables every tool.
+// ToolsConfig is the tool policy. Enabled nil keeps the harness default (the
+// key is omitted); an empty, non-nil list disables every tool.
 type ToolsConfig struct {
-	Enabled     []string                  `json:"enabled"`
+	Enabled     []string                  `json:"enabled,omitzero"`
 	Blocked     []string                  `json:"blocked,omitempty"`
 	Definitions map[string]ToolDefinition `json:"definitions,omitempty"`
 }
@@ -208,7 +208,8 @@ const (
 	MCPExposureFabricManaged   = "fabric_managed"
 )
 
-// MCPServerConfig is one MCP server.
+// MCPServerConfig is one MCP server. AllowedTools nil exposes every tool the
+// server offers (the key is omitted); an empty, non-nil list exposes none.
 type MCPServerConfig struct {
 	Transport      string             `json:"transport" jsonschema:"enum=stdio,enum=sse,enum=streamable-http"`
 	URL            string             `json:"url" jsonschema:"minLength=1"`
@@ -216,13 +217,20 @@ type MCPServerConfig struct {
 	Args           []string           `json:"args,omitempty"`
 	Env            map[string]string  `json:"env,omitempty"`
 	CustomHeaders  map[string]string  `json:"custom_headers,omitempty"`
-	AllowedTools   []string           `json:"allowed_tools,omitempty"`
+	AllowedTools   []string           `json:"allowed_tools,omitzero"`
 	BlockedTools   []string           `json:"blocked_tools,omitempty"`
 	Authentication *MCPAuthentication `json:"authentication,omitempty"`
 }
 
 // MCPAuthentication is oauth2 or service_account authentication for an
 // HTTP MCP server. Secrets are referenced by environment-variable name.
+//
+// One Go type carries both variants; like upstream, the JSON Schema is a
+// oneOf of two closed objects discriminated by Type. oauth2 allows ClientID,
+// ClientName, ClientSecretEnv, RedirectURI, Scopes, EnableDynamicRegistration,
+// AuthorizationTimeoutSeconds and TokenEndpointAuthMethod; service_account
+// requires ClientID, ClientSecretEnv and TokenURL and allows Scopes,
+// TokenCacheBufferSeconds and TokenEndpointAuthMethod.
 type MCPAuthentication struct {
 	Type                        string   `json:"type" jsonschema:"enum=oauth2,enum=service_account"`
 	ClientID                    *string  `json:"client_id,omitempty"`

@@ -57,9 +57,19 @@ const (
 	ConfigInputFabricConfig = "fabric_config"
 )
 
+// ExtensionPoints lists the southbound blocks whose "extensions" map a
+// descriptor may describe in extension_schemas.
+var ExtensionPoints = []string{
+	"agent_config", "harness", "model", "instructions", "instruction", "runtime",
+	"skills", "mcp", "mcp_server", "tools", "tool_definition", "workflow",
+	"workflow_entrypoint", "run_request", "run_result", "run_error", "artifact", "usage",
+}
+
 // AdapterDescriptor is the language-neutral description of one adapter
 // (`*.fabric-adapter.json`). Schemas are kept as raw JSON so they can be
-// compiled exactly as written.
+// compiled exactly as written. Empty requirements, config and telemetry
+// blocks are omitted when written (upstream defaults them to {});
+// capabilities are always written.
 type AdapterDescriptor struct {
 	ContractVersion      string                     `json:"contract_version" jsonschema:"enum=fabric.adapter/v1alpha1,enum=fabric.adapter/v1alpha2"`
 	AdapterID            string                     `json:"adapter_id" jsonschema:"minLength=1"`
@@ -67,10 +77,10 @@ type AdapterDescriptor struct {
 	AdapterKind          string                     `json:"adapter_kind" jsonschema:"enum=process,enum=python,enum=http,enum=native_plugin"`
 	Runner               map[string]any             `json:"runner,omitempty"`
 	TargetTypes          []string                   `json:"target_types,omitempty"`
-	Requirements         AdapterRequirements        `json:"requirements"`
-	Config               AdapterConfigSupport       `json:"config"`
-	Capabilities         RuntimeCapabilities        `json:"capabilities"`
-	Telemetry            AdapterTelemetrySupport    `json:"telemetry"`
+	Requirements         AdapterRequirements        `json:"requirements,omitzero"`
+	Config               AdapterConfigSupport       `json:"config,omitzero"`
+	Capabilities         RuntimeCapabilities        `json:"capabilities" jsonschema:"default={}"`
+	Telemetry            AdapterTelemetrySupport    `json:"telemetry,omitzero"`
 	SettingsSchema       json.RawMessage            `json:"settings_schema,omitempty"`
 	ModelSchema          json.RawMessage            `json:"model_schema,omitempty"`
 	ToolDefinitionSchema json.RawMessage            `json:"tool_definition_schema,omitempty"`
@@ -141,15 +151,15 @@ type AdapterConfigSupport struct {
 	Input                  string            `json:"input,omitempty" jsonschema:"enum=agent_config,enum=fabric_config"`
 	Accepts                []string          `json:"accepts,omitempty"`
 	Generates              []string          `json:"generates,omitempty"`
-	SystemInstructionModes []InstructionMode `json:"system_instruction_modes,omitempty"`
+	SystemInstructionModes []InstructionMode `json:"system_instruction_modes,omitempty" jsonschema:"minItems=1,uniqueItems=true,enum=replace,enum=append"`
 }
 
 // RuntimeCapabilities are the lifecycle behaviours a runtime path implements.
 type RuntimeCapabilities struct {
-	Service      bool           `json:"service"`
-	Streaming    bool           `json:"streaming"`
-	Updates      bool           `json:"updates"`
-	Cancellation bool           `json:"cancellation"`
+	Service      bool           `json:"service" jsonschema:"default=false"`
+	Streaming    bool           `json:"streaming" jsonschema:"default=false"`
+	Updates      bool           `json:"updates" jsonschema:"default=false"`
+	Cancellation bool           `json:"cancellation" jsonschema:"default=false"`
 	Metadata     map[string]any `json:"metadata,omitempty"`
 }
 

@@ -4,8 +4,17 @@
 // RuntimeContext, AgentRunRequest, AgentRunResult).
 //
 // Field names and defaults follow upstream NeMo Fabric so that existing
-// configs, descriptors and adapter hosts work unchanged. The package holds
-// types and shape checks only: it must never load files, start processes or
-// talk to the network. The JSON Schemas under schemas/ are generated from
-// these types (see Schemas).
+// configs, descriptors and adapter hosts work unchanged; southbound documents
+// must validate against the schemas of the npm package
+// nemo-fabric-adapter-contract (checked by compat_test.go).
+//
+// Every document has a JSON Schema (draft 2020-12) generated from these
+// types: Schemas lists them, GenerateSchema renders one, and Validator (or
+// Validate) checks a document against it. The generated files live in
+// schemas/<name>.schema.json at the repository root; regenerate them with
+// `go generate ./contract` after changing a type (TestSchemasUpToDate fails
+// when they drift).
+//
+// The package holds types and shape checks only: it must never load files,
+// start processes or talk to the network.
 package contract

@@ -1,5 +1,7 @@
 package contract
 
+import "encoding/json"
+
 // Run statuses shared by RunResult and AgentRunResult.
 const (
 	StatusSucceeded = "succeeded"
@@ -66,7 +68,7 @@ type ErrorInfo struct {
 	Stage     string         `json:"stage" jsonschema:"enum=config,enum=plan,enum=prepare,enum=start,enum=invoke,enum=stop,enum=release,enum=artifact"`
 	Code      string         `json:"code" jsonschema:"minLength=1"`
 	Message   string         `json:"message"`
-	Retryable bool           `json:"retryable"`
+	Retryable bool           `json:"retryable" jsonschema:"default=false"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 }
 
@@ -87,10 +89,21 @@ type FabricEvent struct {
 	Metadata        map[string]any `json:"metadata,omitempty"`
 }
 
-// ArtifactManifest lists artifacts with paths relative to Root.
+// ArtifactManifest lists artifacts with paths relative to Root. A nil
+// Artifacts list is written as [] (never null), as upstream schemas require.
 type ArtifactManifest struct {
 	Root      *string       `json:"root,omitempty"`
-	Artifacts []ArtifactRef `json:"artifacts"`
+	Artifacts []ArtifactRef `json:"artifacts" jsonschema:"default=[]"`
+}
+
+type artifactManifestNoMethods ArtifactManifest
+
+// MarshalJSON writes the manifest with a nil artifact list as [].
+func (m ArtifactManifest) MarshalJSON() ([]byte, error) {
+	if m.Artifacts == nil {
+		m.Artifacts = []ArtifactRef{}
+	}
+	return json.Marshal(artifactManifestNoMethods(m))
 }
 
 // ArtifactRef is one artifact.

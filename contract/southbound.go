@@ -20,10 +20,11 @@ type AgentHarnessConfig struct {
 	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
-// AgentModel is one model role projected southbound.
+// AgentModel is one model role projected southbound. Upstream has no
+// max_tokens or top_p here: those reach an adapter only through Settings.
 type AgentModel struct {
-	Provider    string         `json:"provider" jsonschema:"minLength=1"`
-	Model       string         `json:"model" jsonschema:"minLength=1"`
+	Provider    string         `json:"provider" jsonschema:"minLength=1,pattern=\\S"`
+	Model       string         `json:"model" jsonschema:"minLength=1,pattern=\\S"`
 	APIKeyEnv   *string        `json:"api_key_env,omitempty"`
 	BaseURL     *string        `json:"base_url,omitempty"`
 	Temperature *float64       `json:"temperature,omitempty"`
@@ -39,8 +40,8 @@ type AgentInstructionsConfig struct {
 
 // AgentInstruction is one instruction value southbound.
 type AgentInstruction struct {
-	Content    string          `json:"content" jsonschema:"minLength=1"`
-	Mode       InstructionMode `json:"mode,omitempty" jsonschema:"enum=replace,enum=append"`
+	Content    string          `json:"content" jsonschema:"minLength=1,pattern=\\S"`
+	Mode       InstructionMode `json:"mode,omitempty" jsonschema:"enum=replace,enum=append,default=replace"`
 	Extensions map[string]any  `json:"extensions,omitempty"`
 }
 
@@ -50,9 +51,11 @@ type AgentRuntimeConfig struct {
 	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
-// AgentToolsConfig is the effective tool policy southbound.
+// AgentToolsConfig is the effective tool policy southbound. Enabled nil keeps
+// the harness default (the key is omitted); an empty, non-nil list disables
+// every tool.
 type AgentToolsConfig struct {
-	Enabled     []string                       `json:"enabled"`
+	Enabled     []string                       `json:"enabled,omitzero"`
 	Blocked     []string                       `json:"blocked,omitempty"`
 	Definitions map[string]AgentToolDefinition `json:"definitions,omitempty"`
 	Extensions  map[string]any                 `json:"extensions,omitempty"`
@@ -60,8 +63,8 @@ type AgentToolsConfig struct {
 
 // AgentToolDefinition is one tool definition southbound.
 type AgentToolDefinition struct {
-	Kind       string         `json:"kind" jsonschema:"minLength=1"`
-	Ref        string         `json:"ref" jsonschema:"minLength=1"`
+	Kind       string         `json:"kind" jsonschema:"minLength=1,pattern=\\S"`
+	Ref        string         `json:"ref" jsonschema:"minLength=1,pattern=\\S"`
 	Settings   map[string]any `json:"settings,omitempty"`
 	Extensions map[string]any `json:"extensions,omitempty"`
 }
@@ -72,14 +75,16 @@ type AgentMCPConfig struct {
 	Extensions map[string]any            `json:"extensions,omitempty"`
 }
 
-// AgentMCPServer is one MCP server southbound.
+// AgentMCPServer is one MCP server southbound. AllowedTools nil exposes every
+// tool the server offers (the key is omitted); an empty, non-nil list exposes
+// none.
 type AgentMCPServer struct {
-	Transport      string             `json:"transport" jsonschema:"minLength=1"`
-	URL            string             `json:"url" jsonschema:"minLength=1"`
+	Transport      string             `json:"transport" jsonschema:"minLength=1,pattern=\\S"`
+	URL            string             `json:"url" jsonschema:"minLength=1,pattern=\\S"`
 	Args           []string           `json:"args,omitempty"`
 	Env            map[string]string  `json:"env,omitempty"`
 	CustomHeaders  map[string]string  `json:"custom_headers,omitempty"`
-	AllowedTools   []string           `json:"allowed_tools,omitempty"`
+	AllowedTools   []string           `json:"allowed_tools,omitzero"`
 	BlockedTools   []string           `json:"blocked_tools,omitempty"`
 	Authentication *MCPAuthentication `json:"authentication,omitempty"`
 	Extensions     map[string]any     `json:"extensions,omitempty"`
@@ -100,8 +105,8 @@ type AgentWorkflowConfig struct {
 
 // AgentWorkflowEntrypoint is an adapter-declared workflow entry point.
 type AgentWorkflowEntrypoint struct {
-	Kind       string         `json:"kind" jsonschema:"minLength=1"`
-	Ref        string         `json:"ref" jsonschema:"minLength=1"`
+	Kind       string         `json:"kind" jsonschema:"minLength=1,pattern=\\S"`
+	Ref        string         `json:"ref" jsonschema:"minLength=1,pattern=\\S"`
 	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
@@ -125,10 +130,14 @@ type RuntimeTelemetryContext struct {
 
 // AgentRunRequest is the southbound invocation request.
 type AgentRunRequest struct {
-	Input            any            `json:"input"`
-	Context          map[string]any `json:"context,omitempty"`
-	Extensions       map[string]any `json:"extensions,omitempty"`
-	RelaySessionRoot *string        `json:"relay_session_root,omitempty"`
+	Input      any            `json:"input"`
+	Context    map[string]any `json:"context,omitempty"`
+	Extensions map[string]any `json:"extensions,omitempty"`
+	// RelaySessionRoot is not part of the agent-run-request schema shipped in
+	// nemo-fabric-adapter-contract 0.3.0, which is closed: hosts built on it
+	// reject a request that carries the key (lifecycle_invalid_request). Leave
+	// it nil unless the host is known to accept it.
+	RelaySessionRoot *string `json:"relay_session_root,omitempty"`
 }
 
 // AgentRunResult is the adapter's terminal result. Error is required when
@@ -144,18 +153,19 @@ type AgentRunResult struct {
 
 // AgentRunError is an adapter-reported error.
 type AgentRunError struct {
-	Code       string         `json:"code" jsonschema:"minLength=1"`
-	Message    string         `json:"message" jsonschema:"minLength=1"`
-	Retryable  bool           `json:"retryable"`
+	Code       string         `json:"code" jsonschema:"minLength=1,pattern=\\S"`
+	Message    string         `json:"message" jsonschema:"minLength=1,pattern=\\S"`
+	Retryable  bool           `json:"retryable" jsonschema:"default=false"`
 	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
 // AgentArtifact is one artifact produced by the adapter, with a path
-// relative to the artifact root.
+// relative to the artifact root: no leading slash or backslash, no drive
+// letter, no ".." segment.
 type AgentArtifact struct {
-	Name       string         `json:"name" jsonschema:"minLength=1"`
-	Kind       string         `json:"kind" jsonschema:"minLength=1"`
-	Path       string         `json:"path" jsonschema:"minLength=1"`
-	MediaType  *string        `json:"media_type,omitempty"`
+	Name       string         `json:"name" jsonschema:"minLength=1,pattern=\\S"`
+	Kind       string         `json:"kind" jsonschema:"minLength=1,pattern=\\S"`
+	Path       string         `json:"path" jsonschema:"minLength=1,pattern=\\S"`
+	MediaType  *string        `json:"media_type,omitempty" jsonschema:"minLength=1,pattern=\\S"`
 	Extensions map[string]any `json:"extensions,omitempty"`
 }
