@@ -1,0 +1,53 @@
+package proc
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// helperEnv selects a helper role when the test binary is re-executed as a
+// child process (so no test depends on python or other tools).
+const helperEnv = "FABRIC_PROC_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if role := os.Getenv(helperEnv); role != "" {
+		os.Exit(runHelper(role))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func runHelper(role string) int {
+	switch role {
+	case "listen":
+		// Listen on a loopback port, print it, and hold it until killed.
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		fmt.Println(l.Addr().(*net.TCPAddr).Port)
+		time.Sleep(10 * time.Minute) // a bound in case the test runner vanished
+		return 0
+	case "supervisor":
+		// Start a child the way the core would, print its pid, and exit
+		// without stopping it once stdin closes: Pdeathsig must end it.
+		p, err := Start(context.Background(), Spec{Path: "sleep", Args: []string{"60"}})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		fmt.Println(p.Pid())
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "unknown helper role", strconv.Quote(role))
+	return 2
+}

@@ -1,0 +1,375 @@
+//go:build linux
+
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"runtime"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Polling bounds while waiting for a process group to empty. Only the
+// group's emptiness is polled; the leader's exit is a channel.
+const (
+	pollMin = 5 * time.Millisecond
+	pollMax = 50 * time.Millisecond
+)
+
+// Process is a child started by Start, the leader of its own process group.
+// Its methods are safe for concurrent use.
+type Process struct {
+	pid       int    // also the process group id
+	startTime uint64 // field 22 of /proc/<pid>/stat at start
+	grace     time.Duration
+	root      string // procfs root; DefaultRoot outside tests
+
+	done chan struct{} // closed when the leader is reaped and stdio copied
+	exit ExitInfo      // written before done is closed
+
+	// mu orders signals against reaping. While exited is false the leader
+	// has not been reaped (it may be a zombie), so its pid, and with it the
+	// process group id, cannot have been reused: a group signal sent under
+	// mu reaches only our group.
+	mu     sync.Mutex
+	exited bool
+
+	// stopSem admits one Stop sequence at a time; it guards the fields
+	// below.
+	stopSem    chan struct{}
+	termSentAt time.Time // when Stop sent SIGTERM; the grace period runs from here
+	stopped    bool      // the leader was reaped and the group found empty
+}
+
+// Start starts the child described by spec in its own process group.
+//
+// ctx bounds only the start, not the life of the process: it is checked
+// before forking (fork and exec themselves are not interruptible). When Start
+// returns an error no process is left running. Otherwise the caller owns the
+// group and must call Stop, even after Done is closed: the child may have
+// left processes in its group.
+func Start(ctx context.Context, spec Spec) (*Process, error) {
+	if spec.Path == "" {
+		return nil, errors.New("proc: start: empty Path")
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("proc: start %s: %w", spec.Path, err)
+	}
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Dir = spec.Dir
+	cmd.Env = spec.Env
+	cmd.Stdin = spec.Stdin
+	cmd.Stdout = spec.Stdout
+	cmd.Stderr = spec.Stderr
+	cmd.ExtraFiles = spec.ExtraFiles
+	cmd.WaitDelay = spec.waitDelay()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+
+	p := &Process{
+		grace:   spec.grace(),
+		root:    DefaultRoot,
+		done:    make(chan struct{}),
+		stopSem: make(chan struct{}, 1),
+	}
+	started := make(chan error, 1)
+	go p.run(cmd, started)
+	if err := <-started; err != nil {
+		<-p.done // join run
+		return nil, fmt.Errorf("proc: start %s: %w", spec.Path, err)
+	}
+	return p, nil
+}
+
+// run starts cmd, reports the outcome on started and, on success, waits for
+// the child and reaps it. It is the only caller of cmd.Wait, and it closes
+// p.done as its last act.
+func (p *Process) run(cmd *exec.Cmd, started chan<- error) {
+	defer close(p.done)
+	// Pdeathsig fires when the forking thread exits. Fork from a locked
+	// thread and stay on it until the child is reaped: the thread then exits
+	// only with the whole supervisor. Waiting blocks a thread anyway.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	if err := cmd.Start(); err != nil {
+		started <- err
+		return
+	}
+	pid := cmd.Process.Pid
+	st, err := readStat(p.root, pid)
+	if err != nil {
+		// Without a start time the pid cannot be guarded against reuse; do
+		// not keep the child. It is not reaped yet, so the group is ours.
+		_ = unix.Kill(-pid, unix.SIGKILL)
+		_ = cmd.Wait()
+		started <- fmt.Errorf("read start time: %w", err)
+		return
+	}
+	p.pid, p.startTime = pid, st.StartTime
+	started <- nil
+
+	awaitExit(pid)
+	p.mu.Lock()
+	p.exited = true // from here on, cmd.Wait may reap the pid at any time
+	p.mu.Unlock()
+	p.exit = exitInfo(cmd.Wait(), cmd.ProcessState)
+}
+
+// awaitExit blocks until pid has exited, without reaping it.
+func awaitExit(pid int) {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return // on any other error cmd.Wait reports what happened
+		}
+	}
+}
+
+func exitInfo(err error, st *os.ProcessState) ExitInfo {
+	if _, ok := errors.AsType[*exec.ExitError](err); ok {
+		err = nil // the status is in Code and Signal
+	}
+	if st == nil {
+		return ExitInfo{Code: -1, Err: err}
+	}
+	info := ExitInfo{Code: st.ExitCode(), Err: err}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		info.Signal = unix.SignalName(ws.Signal())
+		if info.Signal == "" {
+			info.Signal = fmt.Sprintf("signal %d", int(ws.Signal()))
+		}
+	}
+	return info
+}
+
+// Pid returns the child's pid, which is also its process group id.
+func (p *Process) Pid() int { return p.pid }
+
+// Done returns a channel closed when the child has exited, has been reaped
+// and its stdio copying has finished (bounded by Spec.WaitDelay). Once it is
+// closed, the goroutine that waited for the child has finished.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// ExitState returns how the child ended, and false while Done is not closed.
+func (p *Process) ExitState() (ExitInfo, bool) {
+	select {
+	case <-p.done:
+		return p.exit, true
+	default:
+		return ExitInfo{}, false
+	}
+}
+
+// Signal sends sig to every process in the child's group. Once the child has
+// exited it sends nothing and returns an error satisfying
+// errors.Is(err, os.ErrProcessDone); use Stop or Kill to reach what is left
+// of the group.
+func (p *Process) Signal(sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok {
+		return fmt.Errorf("proc: signal %v: not a syscall.Signal", sig)
+	}
+	return p.signalGroup(s, false)
+}
+
+// Kill sends SIGKILL to every process in the child's group, including any
+// left after the child itself exited, and returns without waiting. It
+// returns an error satisfying errors.Is(err, os.ErrProcessDone) when no
+// process was left, and ErrPidReused when the group id now belongs to
+// another process.
+func (p *Process) Kill() error { return p.signalGroup(unix.SIGKILL, true) }
+
+// signalGroup sends sig to the process group. With afterExit false it
+// refuses once the leader has exited. After the leader has exited (it may be
+// reaped and its pid reused) the group is signalled only when no process now
+// holds the pid under a different start time.
+func (p *Process) signalGroup(sig syscall.Signal, afterExit bool) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.exited {
+		if !afterExit {
+			return fmt.Errorf("proc: signal pid %d: %w", p.pid, os.ErrProcessDone)
+		}
+		reused, err := p.pidReused()
+		if err != nil {
+			return err
+		}
+		if reused {
+			return fmt.Errorf("proc: signal group %d: %w", p.pid, ErrPidReused)
+		}
+	}
+	if err := unix.Kill(-p.pid, sig); err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("proc: signal group %d: %w", p.pid, os.ErrProcessDone)
+		}
+		return fmt.Errorf("proc: signal group %d: %w", p.pid, err)
+	}
+	return nil
+}
+
+// pidReused reports whether a process other than our child now holds its
+// pid. If no process holds it, any process still in the group is one our
+// child left behind: a group id cannot be taken over while the group has
+// members, and a new group with this id needs a new process with this pid.
+func (p *Process) pidReused() (bool, error) {
+	st, err := readStat(p.root, p.pid)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return st.StartTime != p.startTime, nil
+}
+
+// GroupPids returns, in ascending order, the live (not zombie) processes in
+// the child's process group, including the child while it runs. It returns
+// nothing once the group id has been reused by another process.
+func (p *Process) GroupPids() ([]int, error) {
+	p.mu.Lock()
+	exited := p.exited
+	p.mu.Unlock()
+	if exited {
+		reused, err := p.pidReused()
+		if err != nil {
+			return nil, err
+		}
+		if reused {
+			return nil, nil
+		}
+	}
+	return groupMembers(p.root, p.pid)
+}
+
+// OwnsListener reports whether a process in the child's group holds a TCP
+// socket listening on port, on any address.
+func (p *Process) OwnsListener(port uint16) (bool, error) {
+	ls, err := ListeningTCP(p.root)
+	if err != nil {
+		return false, err
+	}
+	inodes := make(map[uint64]bool)
+	for _, l := range ls {
+		if l.Addr.Port() == port {
+			inodes[l.Inode] = true
+		}
+	}
+	if len(inodes) == 0 {
+		return false, nil
+	}
+	pids, err := p.GroupPids()
+	if err != nil {
+		return false, err
+	}
+	var errs []error
+	for _, pid := range pids {
+		ok, err := holdsSocket(p.root, pid, func(n uint64) bool { return inodes[n] })
+		if ok {
+			return true, nil
+		}
+		if err != nil && !gone(err) {
+			errs = append(errs, err)
+		}
+	}
+	return false, errors.Join(errs...)
+}
+
+// Stop ends the child's whole process group: SIGTERM to the group, a wait of
+// up to the grace period (cut short when ctx is done), SIGKILL to the group,
+// and a wait of up to KillWait, re-sending SIGKILL to stragglers, until the
+// child has been reaped and no live process is left in the group. The wait
+// after SIGKILL does not end with ctx, so Stop may return up to KillWait
+// after ctx is done.
+//
+// Stop returns nil only when nothing is left running. It is idempotent and
+// safe for concurrent use: calls are serialized, a call made after success
+// returns nil at once, and a repeated call does not restart the grace
+// period. A call that is kept waiting for another returns ctx's error when
+// ctx is done first.
+func (p *Process) Stop(ctx context.Context) error {
+	select {
+	case p.stopSem <- struct{}{}:
+	default:
+		select {
+		case p.stopSem <- struct{}{}:
+		case <-ctx.Done():
+			return fmt.Errorf("proc: stop pid %d: %w", p.pid, ctx.Err())
+		}
+	}
+	defer func() { <-p.stopSem }()
+	if p.stopped {
+		return nil
+	}
+	if p.termSentAt.IsZero() {
+		p.termSentAt = time.Now()
+		// Errors are not final: what is left is checked below.
+		_ = p.signalGroup(unix.SIGTERM, true)
+	}
+	ok, _, err := p.awaitGone(ctx, time.Until(p.termSentAt.Add(p.grace)), 0)
+	if err == nil && !ok {
+		var left []int
+		ok, left, err = p.awaitGone(context.Background(), KillWait, unix.SIGKILL)
+		if err == nil && !ok {
+			if _, reaped := p.ExitState(); !reaped {
+				return fmt.Errorf("proc: stop pid %d: %w: not reaped %v after SIGKILL", p.pid, ErrStillRunning, KillWait)
+			}
+			return fmt.Errorf("proc: stop pid %d: %w: pids %v left %v after SIGKILL", p.pid, ErrStillRunning, left, KillWait)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("proc: stop pid %d: %w", p.pid, err)
+	}
+	p.stopped = true
+	return nil
+}
+
+// awaitGone waits until the child has been reaped and its group has no live
+// process, for at most d or until ctx is done, and reports whether that
+// happened and which pids were last seen in the group. With sig non-zero it
+// sends sig to the group before every check.
+func (p *Process) awaitGone(ctx context.Context, d time.Duration, sig syscall.Signal) (bool, []int, error) {
+	deadline := time.NewTimer(max(d, 0))
+	defer deadline.Stop()
+	tick := time.NewTimer(pollMin)
+	defer tick.Stop()
+	done := p.done
+	poll := pollMin
+	var left []int
+	for {
+		if sig != 0 {
+			_ = p.signalGroup(sig, true) // errors are not final: what is left is checked below
+		}
+		select {
+		case <-p.done:
+			pids, err := p.GroupPids()
+			if err != nil {
+				return false, nil, err
+			}
+			if len(pids) == 0 {
+				return true, nil, nil
+			}
+			left = pids
+		default:
+		}
+		select {
+		case <-ctx.Done():
+			return false, left, nil
+		case <-deadline.C:
+			return false, left, nil
+		case <-done:
+			done = nil // check the group now; poll from here on
+		case <-tick.C:
+			poll = min(2*poll, pollMax)
+		}
+		tick.Reset(poll)
+	}
+}
