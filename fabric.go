@@ -13,6 +13,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/config"
 	"github.com/fabric-runtime/fabric/internal/doctor"
 	"github.com/fabric-runtime/fabric/internal/plan"
+	"github.com/fabric-runtime/fabric/internal/runtime"
 )
 
 // The public error types, usable with errors.As. Each carries Stage, Code,
@@ -32,6 +33,10 @@ type Client struct {
 	lookupEnv  func(string) (string, bool)
 	executable string
 	extraPath  []string
+	hostBinary string
+	stateDir   string
+	env        []string
+	key        runtime.BindingKey
 }
 
 // Option configures a Client.
@@ -53,11 +58,25 @@ func WithExtraPath(dirs ...string) Option {
 	return func(c *Client) { c.extraPath = append(c.extraPath, dirs...) }
 }
 
+// WithHostBinary sets the executable re-executed as the host of bundled
+// adapters (default: the running program, which must then call
+// ServeBuiltinHost first thing in main; or point this at the fabric CLI).
+func WithHostBinary(path string) Option { return func(c *Client) { c.hostBinary = path } }
+
+// WithStateDir sets where per-runtime host directories are created
+// (default: $TMPDIR/fabric-hosts). Each is removed when its runtime stops.
+func WithStateDir(dir string) Option { return func(c *Client) { c.stateDir = dir } }
+
+// WithHostEnv sets the base environment of adapter hosts (default: this
+// process's environment).
+func WithHostEnv(env []string) Option { return func(c *Client) { c.env = env } }
+
 // New returns a Client.
 func New(opts ...Option) *Client {
-	c := &Client{getenv: os.Getenv, lookupEnv: os.LookupEnv}
+	c := &Client{getenv: os.Getenv, lookupEnv: os.LookupEnv, key: runtime.NewBindingKey()}
 	if exe, err := os.Executable(); err == nil {
 		c.executable = exe
+		c.hostBinary = exe
 	}
 	for _, o := range opts {
 		o(c)
@@ -87,6 +106,17 @@ type Loaded struct {
 // is reported, each as a *ConfigError naming its path and line.
 func (c *Client) LoadConfig(path string, opts LoadOptions) (*Loaded, error) {
 	l, err := config.LoadFile(path, config.Options{BaseDir: opts.BaseDir, Strict: opts.Strict, LookupEnv: c.lookupEnv})
+	if err != nil {
+		return nil, err
+	}
+	return &Loaded{Config: l.Config, Path: l.Path, BaseDir: l.BaseDir, Warnings: l.Warnings}, nil
+}
+
+// ParseConfig reads a FabricConfig from YAML or JSON bytes; name picks the
+// format by extension and names the source in errors. Relative paths
+// resolve against opts.BaseDir (default: the current directory).
+func (c *Client) ParseConfig(data []byte, name string, opts LoadOptions) (*Loaded, error) {
+	l, err := config.Parse(data, name, config.Options{BaseDir: opts.BaseDir, Strict: opts.Strict, LookupEnv: c.lookupEnv})
 	if err != nil {
 		return nil, err
 	}

@@ -7,10 +7,15 @@ import (
 	"os/signal"
 	"syscall"
 
+	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/internal/cli"
 )
 
 func main() {
+	// Fabric re-executes itself as the host of its bundled adapters.
+	if served, code := fabric.ServeBuiltinHost(); served {
+		os.Exit(code)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Run(ctx, os.Args[1:], cli.Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr})
 	stop()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -90,7 +89,7 @@ func (a *app) rootCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "json", "output format: json or text")
-	root.AddCommand(a.planCommand(), a.doctorCommand(), a.adaptersCommand(), a.schemaCommand())
+	root.AddCommand(a.planCommand(), a.doctorCommand(), a.adaptersCommand(), a.schemaCommand(), a.runCommand(), a.chatCommand(), a.conformanceCommand())
 	return root
 }
 
@@ -146,8 +145,4 @@ func splitErrors(err error) []error {
 		return out
 	}
 	return []error{err}
-}
-
-func indentLines(s, prefix string) string {
-	return prefix + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n"+prefix)
 }

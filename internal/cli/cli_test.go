@@ -7,9 +7,14 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	fabric "github.com/fabric-runtime/fabric"
 )
 
 func TestMain(m *testing.M) {
+	if served, code := fabric.ServeBuiltinHost(); served {
+		os.Exit(code)
+	}
 	testscript.Main(m, map[string]func(){
 		"fabric": func() {
 			os.Exit(Run(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))

@@ -335,3 +335,34 @@ func TestCapabilitiesIntersectWithHostProtocol(t *testing.T) {
 		t.Errorf("protocol %q", p.HostProtocol)
 	}
 }
+
+func TestAgentConfigProjectionValidatesSouthbound(t *testing.T) {
+	cfg := baseConfig("test.open")
+	cfg.Harness.Settings = map[string]any{"flag": true}
+	cfg.Models = map[string]contract.ModelConfig{"default": {Provider: "openai", Model: "m", APIKeyEnv: ptr("KEY"), BaseURL: ptr("http://127.0.0.1:1/v1"), TopP: ptr(0.5)}}
+	cfg.Instructions = &contract.InstructionsConfig{System: &contract.InstructionConfig{Content: "be brief"}}
+	cfg.Tools = &contract.ToolsConfig{Enabled: []string{}, Blocked: []string{"x"}}
+	cfg.Skills = &contract.SkillsConfig{Paths: []string{"/s"}}
+	cfg.MCP = &contract.MCPConfig{Servers: map[string]contract.MCPServerConfig{"gh": {Transport: "stdio", URL: "gh", Exposure: "harness_native", AllowedTools: []string{}}}}
+	p, err := Resolve(cfg, Options{Catalog: testCatalog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ac := AgentConfig(p)
+	b, err := json.Marshal(ac)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contract.Validate("agent-config", b); err != nil {
+		t.Fatalf("projection does not validate: %v\n%s", err, b)
+	}
+	s := string(b)
+	for _, want := range []string{`"mode":"replace"`, `"enabled":[]`, `"allowed_tools":[]`, `"paths":["/s"]`, `"api_key_env":"KEY"`} {
+		if !strings.Contains(s, want) {
+			t.Errorf("projection lacks %s: %s", want, s)
+		}
+	}
+	if strings.Contains(s, "top_p") || strings.Contains(s, "exposure") {
+		t.Errorf("northbound-only fields leaked southbound: %s", s)
+	}
+}

@@ -1,0 +1,286 @@
+//go:build linux
+
+package adapterkit
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/wire"
+	"golang.org/x/sys/unix"
+)
+
+// lockedBuffer is a bytes.Buffer safe for exec's copying goroutine.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// child re-executes the test binary as a host in mode.
+func child(t *testing.T, mode, protocol string) (*exec.Cmd, *lockedBuffer) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	// GORACE: the race runtime otherwise sleeps a second at exit.
+	cmd.Env = append(os.Environ(), childEnv+"="+mode, hostproto.EnvProtocol+"="+protocol, "GORACE=atexit_sleep_ms=0")
+	stderr := new(lockedBuffer)
+	cmd.Stderr = stderr
+	return cmd, stderr
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// waitExit waits for cmd with a deadline and returns its exit code.
+func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) int {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+		return cmd.ProcessState.ExitCode()
+	case <-time.After(d):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("child did not exit within %v", d)
+		return -1
+	}
+}
+
+// TestV1StdoutProtected runs a v1 host whose adapter writes to stdout in
+// every way and reads stdin: the protocol stream must carry exactly the
+// three answers, and the garbage must land on stderr.
+func TestV1StdoutProtected(t *testing.T) {
+	cmd, stderr := child(t, "stray", contract.HostProtocolV1)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	requests := []string{
+		mustJSON(t, map[string]any{"operation": "start", "payload": startParams("runtime-1")}),
+		mustJSON(t, map[string]any{"operation": "invoke", "payload": invokeParams("runtime-1", "i1", "x")}),
+		mustJSON(t, map[string]any{"operation": "stop", "payload": hostproto.StopParams{RuntimeID: "runtime-1"}}),
+	}
+	out := bufio.NewReader(stdout)
+	var answers []string
+	for _, req := range requests {
+		if _, err := io.WriteString(stdin, req+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the answer to %s: %v (stderr %s)", req, err, stderr)
+		}
+		answers = append(answers, line)
+	}
+	rest, _ := io.ReadAll(out)
+	if code := waitExit(t, cmd, testTimeout); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if len(rest) != 0 {
+		t.Errorf("extra output on the protocol stream: %q", rest)
+	}
+	for i, line := range answers {
+		resp, err := wire.DecodeV1Response([]byte(strings.TrimSuffix(line, "\n")))
+		if err != nil {
+			t.Fatalf("answer %d %q: %v", i, line, err)
+		}
+		if resp.Outcome.Status != "succeeded" {
+			t.Errorf("answer %d: %s", i, line)
+		}
+	}
+	if !strings.Contains(answers[1], `stdin had 0 bytes`) {
+		t.Errorf("adapter read the protocol from stdin: %s", answers[1])
+	}
+	for _, g := range []string{"garbage from start", "garbage from invoke", "more garbage", "raw fd 1 garbage"} {
+		if !strings.Contains(stderr.String(), g) {
+			t.Errorf("stderr lacks %q:\n%s", g, stderr)
+		}
+	}
+}
+
+// TestV1SIGTERMDuringHang: the core's last resort before SIGKILL is SIGTERM
+// to the process group; the host stops the session and exits 0.
+func TestV1SIGTERMDuringHang(t *testing.T) {
+	cmd, stderr := child(t, "hang", contract.HostProtocolV1)
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	out := bufio.NewReader(stdout)
+	io.WriteString(stdin, mustJSON(t, map[string]any{"operation": "start", "payload": startParams("runtime-1")})+"\n")
+	if _, err := out.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, mustJSON(t, map[string]any{"operation": "invoke", "payload": invokeParams("runtime-1", "i1", "x")})+"\n")
+	deadline := time.Now().Add(testTimeout)
+	for !strings.Contains(stderr.String(), "invoke entered") {
+		if time.Now().After(deadline) {
+			t.Fatalf("invoke never entered; stderr:\n%s", stderr)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cmd, 5*time.Second); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	for _, want := range []string{"invoke cancelled", "session stopped", "Serve returned"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	stdin.Close()
+}
+
+// socketpair returns the core's end as a net.Conn and the host's end as a
+// file to pass as fd 3.
+func socketpair(t *testing.T) (net.Conn, *os.File) {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	coreFile := os.NewFile(uintptr(fds[0]), "core")
+	defer coreFile.Close()
+	core, err := net.FileConn(coreFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return core, os.NewFile(uintptr(fds[1]), "host")
+}
+
+// TestV2OnFD3 runs a v2 host on a real socket at fd 3: a hanging invoke,
+// health while it runs, cancel, stop, exit 0.
+func TestV2OnFD3(t *testing.T) {
+	cmd, stderr := child(t, "hang", contract.HostProtocolV2)
+	core, hostEnd := socketpair(t)
+	cmd.ExtraFiles = []*os.File{hostEnd}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hostEnd.Close()
+	conn := wire.NewConn(core, core, wire.Options{})
+	runEnd := make(chan error, 1)
+	go func() { runEnd <- conn.Run(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := conn.Call(ctx, "start", startParams("runtime-1"), nil); err != nil {
+		t.Fatalf("start: %v; stderr:\n%s", err, stderr)
+	}
+	invDone := make(chan error, 1)
+	var res contract.AgentRunResult
+	go func() { invDone <- conn.Call(ctx, "invoke", invokeParams("runtime-1", "i1", "x"), &res) }()
+	var h Health
+	for h.Activity != "busy" {
+		if err := conn.Call(ctx, "health", hostproto.HealthParams{Level: "live"}, &h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var cr hostproto.CancelResult
+	if err := conn.Call(ctx, "cancel", hostproto.CancelParams{InvocationID: "i1"}, &cr); err != nil || !cr.Cancelled {
+		t.Fatalf("cancel: %v %+v", err, cr)
+	}
+	if err := <-invDone; err != nil || res.Status != "cancelled" {
+		t.Fatalf("invoke: %v %+v", err, res)
+	}
+	if err := conn.Call(ctx, "stop", hostproto.StopParams{RuntimeID: "runtime-1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, testTimeout); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	if err := <-runEnd; err != nil {
+		t.Errorf("core conn: %v", err)
+	}
+	if !strings.Contains(stderr.String(), "session stopped") {
+		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// TestV2NoChannel: a v2 host without fd 3 fails to serve.
+func TestV2NoChannel(t *testing.T) {
+	cmd, stderr := child(t, "hang", contract.HostProtocolV2)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if code := waitExit(t, cmd, testTimeout); code != 1 || !strings.Contains(stderr.String(), "no v2 channel") {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestV2SIGTERMDuringHang: SIGTERM ends a v2 host with a hanging turn; the
+// session is stopped and the host exits 0.
+func TestV2SIGTERMDuringHang(t *testing.T) {
+	cmd, stderr := child(t, "hang", contract.HostProtocolV2)
+	core, hostEnd := socketpair(t)
+	cmd.ExtraFiles = []*os.File{hostEnd}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	hostEnd.Close()
+	conn := wire.NewConn(core, core, wire.Options{})
+	runEnd := make(chan error, 1)
+	go func() { runEnd <- conn.Run(context.Background()) }()
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	if err := conn.Call(ctx, "start", startParams("runtime-1"), nil); err != nil {
+		t.Fatalf("start: %v; stderr:\n%s", err, stderr)
+	}
+	invDone := make(chan error, 1)
+	go func() { invDone <- conn.Call(ctx, "invoke", invokeParams("runtime-1", "i1", "x"), nil) }()
+	var h Health
+	for h.Activity != "busy" {
+		if err := conn.Call(ctx, "health", hostproto.HealthParams{Level: "live"}, &h); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	if code := waitExit(t, cmd, 5*time.Second); code != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+	<-invDone // answered or failed with the closed connection; either is fine
+	<-runEnd
+	for _, want := range []string{"invoke cancelled", "session stopped", "Serve returned"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}

@@ -1,0 +1,293 @@
+package adapterkit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/wire"
+)
+
+// v2Server is protocol v2's front end: the wire.Handler of the host's
+// JSON-RPC connection.
+type v2Server struct {
+	*host
+	conn    *wire.Conn
+	watch   *watchWriter
+	ending  chan struct{} // closed when the host must end after its answer
+	endOnce sync.Once
+}
+
+// serveV2 runs protocol v2 on r and w. wire.Conn handles requests
+// concurrently and writes frames in the order they are queued, which keeps
+// an invocation's events before its response.
+func (h *host) serveV2(ctx context.Context, r io.Reader, w io.Writer) error {
+	er := &eofReader{r: r, eof: make(chan struct{})}
+	ww := &watchWriter{w: w, found: make(chan struct{})}
+	s := &v2Server{host: h, watch: ww, ending: make(chan struct{})}
+	s.conn = wire.NewConn(er, ww, wire.Options{Handler: s, Logger: h.log, MaxFrame: h.cfg.maxFrame})
+
+	runDone := make(chan error, 1)
+	// Run's context keeps life's values (ProtocolWriterForTesting) but is
+	// never cancelled: cancelling it would drop queued responses. The host
+	// ends the connection with Close once the last answer is out.
+	go func() { runDone <- s.conn.Run(context.WithoutCancel(h.life)) }()
+
+	var readErr error
+	select {
+	case err := <-runDone: // the connection ended by itself (handlers are done)
+		h.stopSession()
+		return err
+	case <-er.eof:
+		// The core closed the channel (or reading failed): stop the
+		// session; wire cancels the handlers and flushes their answers.
+		// Writing the last answers may fail if the core closed both
+		// directions; that is still a clean end.
+		h.stopSession()
+		if er.err != io.EOF {
+			readErr = er.err
+		}
+		if _, ok := waitFor(runDone, h.cfg.stopGrace); ok {
+			return readErr
+		}
+	case <-s.ending:
+		h.stopSession()
+		if er.stopReading() {
+			// The read side now ends like an EOF, and wire finishes
+			// properly: every handler's answer (a cancelled invoke's
+			// included) is written before Run returns.
+			if _, ok := waitFor(runDone, h.cfg.stopGrace); ok {
+				return nil
+			}
+		} else {
+			waitFor(ww.found, h.cfg.stopGrace) // the stop answer is on its way
+		}
+	case <-ctx.Done():
+		h.log.Info("adapterkit: shutting down", "cause", context.Cause(ctx))
+		h.stopSession()
+	}
+	s.conn.Close()
+	err, ok := waitFor(runDone, h.cfg.stopGrace)
+	if !ok {
+		h.log.Warn("adapterkit: a request handler did not return; leaving it")
+	}
+	if err == nil {
+		err = readErr
+	}
+	return err
+}
+
+// endAfter makes the host end once the answer to the request with id has
+// been written.
+func (s *v2Server) endAfter(id json.RawMessage) {
+	s.watch.arm(id)
+	s.endOnce.Do(func() { close(s.ending) })
+}
+
+// rpcFailure is a lifecycle failure as a JSON-RPC error.
+func rpcFailure(fail *hostproto.ErrorData) error {
+	data, err := json.Marshal(fail)
+	if err != nil { // metadata JSON cannot carry
+		f := *fail
+		f.Metadata = nil
+		data, _ = json.Marshal(&f)
+	}
+	return &wire.Error{Code: hostproto.RPCLifecycleError, Message: fail.Message, Data: data}
+}
+
+// Handle implements wire.Handler.
+func (s *v2Server) Handle(ctx context.Context, req *wire.Request) (any, error) {
+	if req.IsNotification() {
+		if req.Method == hostproto.MethodCancel {
+			var p hostproto.CancelParams
+			if req.UnmarshalParams(&p) == nil {
+				s.cancelInvocation(p.InvocationID)
+			}
+		}
+		return nil, nil
+	}
+	switch req.Method {
+	case hostproto.OpStart:
+		if !isObject(req.Params) {
+			return nil, rpcFailure(lifecycleFailure(req.Method, CodeInvalidRequest, "start params must be an object"))
+		}
+		p, runtimeID, bad := decodeStart(req.Params)
+		fail, adapterCalled := s.start(&p, runtimeID, bad)
+		if fail != nil {
+			if adapterCalled {
+				s.endAfter(req.ID)
+			}
+			return nil, rpcFailure(fail)
+		}
+		return &hostproto.StartResult{}, nil
+
+	case hostproto.OpInvoke:
+		if !isObject(req.Params) {
+			return nil, rpcFailure(lifecycleFailure(req.Method, CodeInvalidRequest, "invoke params must be an object"))
+		}
+		p, runtimeID, bad := decodeInvoke(req.Params)
+		em := &v2Emitter{conn: s.conn, ctx: ctx}
+		if p.RuntimeContext != nil {
+			em.id = p.RuntimeContext.InvocationID
+		}
+		out, fail := s.invoke(ctx, &p, runtimeID, bad, em)
+		if fail != nil {
+			return nil, rpcFailure(fail)
+		}
+		return out, nil
+
+	case hostproto.MethodCancel:
+		var p hostproto.CancelParams
+		if err := req.UnmarshalParams(&p); err != nil || p.InvocationID == "" {
+			return nil, rpcFailure(lifecycleFailure(hostproto.OpInvoke, CodeInvalidRequest, "cancel params need an invocation_id"))
+		}
+		return &hostproto.CancelResult{Cancelled: s.cancelInvocation(p.InvocationID)}, nil
+
+	case hostproto.MethodHealth:
+		var p hostproto.HealthParams
+		if len(req.Params) > 0 && string(req.Params) != "null" {
+			if err := req.UnmarshalParams(&p); err != nil {
+				return nil, rpcFailure(lifecycleFailure(hostproto.OpInvoke, CodeInvalidRequest, "invalid health params"))
+			}
+		}
+		res, fail := s.health(ctx, p.Level, time.Duration(p.TimeoutMillis)*time.Millisecond)
+		if fail != nil {
+			fail.Stage = hostproto.OpInvoke
+			return nil, rpcFailure(fail)
+		}
+		return &res, nil
+
+	case hostproto.OpStop:
+		// Like upstream, every stop ends the host, whatever it answers.
+		defer s.endAfter(req.ID)
+		runtimeID := ""
+		if isObject(req.Params) {
+			runtimeID = decodeStopRuntimeID(req.Params)
+		}
+		if fail := s.stop(runtimeID, false); fail != nil {
+			return nil, rpcFailure(fail)
+		}
+		return nil, nil
+	}
+	return nil, &wire.Error{Code: wire.CodeMethodNotFound, Message: "method not found: " + req.Method}
+}
+
+// v2Emitter sends an invocation's events as notifications until Invoke
+// returns. It sends on the connection's context, not the invocation's, so
+// events emitted while a cancelled turn winds down still arrive.
+type v2Emitter struct {
+	conn   *wire.Conn
+	ctx    context.Context
+	id     string
+	closed atomic.Bool
+}
+
+func (e *v2Emitter) Emit(ev Event) {
+	if e.closed.Load() {
+		return
+	}
+	if ev.TimestampMillis == 0 {
+		ev.TimestampMillis = time.Now().UnixMilli()
+	}
+	// Notify encodes before it returns; the params do not outlive the call.
+	_ = e.conn.Notify(e.ctx, hostproto.NotifyEvent, &hostproto.EventParams{InvocationID: e.id, Event: ev})
+}
+
+func (e *v2Emitter) close() { e.closed.Store(true) }
+
+// eofReader reports the first read error (io.EOF included) of r, and can
+// end the read side of a stream that has read deadlines.
+type eofReader struct {
+	r      io.Reader
+	once   sync.Once
+	eof    chan struct{}
+	err    error
+	ending atomic.Bool
+}
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil && e.ending.Load() {
+		err = io.EOF
+	}
+	if err != nil {
+		e.once.Do(func() {
+			e.err = err
+			close(e.eof)
+		})
+	}
+	return n, err
+}
+
+// stopReading makes a pending and every later Read end as at EOF, if r
+// supports read deadlines (net.Conn does: the fd 3 socket and net.Pipe).
+func (e *eofReader) stopReading() bool {
+	d, ok := e.r.(interface{ SetReadDeadline(time.Time) error })
+	if !ok {
+		return false
+	}
+	e.ending.Store(true)
+	return d.SetReadDeadline(time.Now()) == nil
+}
+
+func (e *eofReader) Close() error {
+	if c, ok := e.r.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+// watchWriter passes writes through and, once armed with a request id,
+// signals when a response frame with that id has been written. wire.Conn
+// writes whole frames, so the response is complete when seen. The frames
+// are only inspected after arming, which happens when the host is ending.
+type watchWriter struct {
+	w      io.Writer
+	target atomic.Pointer[[]byte]
+	found  chan struct{}
+	once   sync.Once
+}
+
+func (ww *watchWriter) arm(id json.RawMessage) {
+	b := bytes.Clone(id)
+	ww.target.Store(&b)
+}
+
+func (ww *watchWriter) Write(p []byte) (int, error) {
+	n, err := ww.w.Write(p)
+	if t := ww.target.Load(); t != nil && n > 0 {
+		ww.scan(p[:n], *t)
+	}
+	return n, err
+}
+
+func (ww *watchWriter) scan(p, id []byte) {
+	for len(p) > 0 {
+		line := p
+		if i := bytes.IndexByte(p, '\n'); i >= 0 {
+			line, p = p[:i], p[i+1:]
+		} else {
+			p = nil
+		}
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &m) == nil && m.Method == "" && bytes.Equal(m.ID, id) {
+			ww.once.Do(func() { close(ww.found) })
+			return
+		}
+	}
+}
+
+func (ww *watchWriter) Close() error {
+	if c, ok := ww.w.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}

@@ -1,0 +1,334 @@
+package scripted
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/contract"
+)
+
+// Modes, the failures the adapter can simulate (settings "mode").
+const (
+	ModeOK              = "ok"
+	ModeStartFailure    = "start_failure"    // Start fails with CodeStartFailure
+	ModeExitOnStart     = "exit_on_start"    // the host exits with status 3 during start
+	ModeInvokeFailure   = "invoke_failure"   // from FailOnTurn on: a failed result, CodeInvokeFailure
+	ModeMalformedOutput = "malformed_output" // on FailOnTurn: garbage on the protocol channel, then wait for cancellation
+	ModeHang            = "hang"             // on FailOnTurn: wait for cancellation (v1: SIGTERM)
+	ModeCrashMidInvoke  = "crash_mid_invoke" // on FailOnTurn: one event, then SIGKILL of the host
+	ModeSlowStream      = "slow_stream"      // Events events (default 10) every EventIntervalMS (default 100)
+)
+
+// Error codes the adapter reports.
+const (
+	CodeStartFailure    = "scripted_start_failure"
+	CodeInvokeFailure   = "scripted_invoke_failure"
+	CodeInvalidSettings = "scripted_invalid_settings"
+)
+
+// EventKind is the kind of the events streamed before an answer.
+const EventKind = "output_delta"
+
+// MalformedLine is what malformed_output writes to the protocol channel.
+const MalformedLine = "this is not json\n"
+
+// DefaultResponse is the response template when none is configured.
+const DefaultResponse = "scripted: {input}"
+
+// Defaults of slow_stream.
+const (
+	SlowStreamEvents     = 10
+	SlowStreamIntervalMS = 100
+)
+
+// crashFlushDelay lets crash_mid_invoke's event reach the core before the
+// host kills itself.
+const crashFlushDelay = 100 * time.Millisecond
+
+// Settings are the adapter's settings (AgentConfig.Harness.Settings); the
+// descriptor's settings_schema describes the same fields.
+type Settings struct {
+	// Response is the answer template: {input} is replaced by the request
+	// input (JSON for a non-string input) and {turn} by the turn number,
+	// from 1. Default DefaultResponse.
+	Response *string `json:"response,omitempty"`
+	// Responses are templates per turn; the last repeats. They win over
+	// Response when not empty.
+	Responses []string `json:"responses,omitempty"`
+	Mode      string   `json:"mode,omitempty"`
+	// FailOnTurn is the first turn that misbehaves (default 1).
+	FailOnTurn int `json:"fail_on_turn,omitempty"`
+	// Events is the number of output_delta events streamed before the
+	// answer; their messages are consecutive chunks of the answer.
+	Events *int `json:"events,omitempty"`
+	// EventIntervalMS is the pause before each event.
+	EventIntervalMS *int `json:"event_interval_ms,omitempty"`
+	// DelayMS is the time an invoke takes, after its events, before it
+	// answers.
+	DelayMS int `json:"delay_ms,omitempty"`
+	// Stderr is written to the host's stderr at start.
+	Stderr string `json:"stderr,omitempty"`
+	// Usage, when set, is reported as is (total = sum of the given counts);
+	// otherwise usage counts the words of input and output.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is reported token usage.
+type Usage struct {
+	InputTokens  *uint64 `json:"input_tokens,omitempty"`
+	OutputTokens *uint64 `json:"output_tokens,omitempty"`
+}
+
+// New returns the scripted adapter.
+func New() adapterkit.Adapter { return adapter{} }
+
+type adapter struct{}
+
+func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
+	set, err := parseSettings(in.Config.Harness)
+	if err != nil {
+		return nil, &adapterkit.Error{Code: CodeInvalidSettings, Message: err.Error()}
+	}
+	if set.Stderr != "" {
+		fmt.Fprintln(os.Stderr, set.Stderr)
+	}
+	switch set.Mode {
+	case ModeStartFailure:
+		return nil, &adapterkit.Error{Code: CodeStartFailure, Message: "scripted start failure (mode start_failure)"}
+	case ModeExitOnStart:
+		os.Exit(3)
+	}
+	return &session{set: set}, nil
+}
+
+func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
+	var set Settings
+	if h != nil && len(h.Settings) > 0 {
+		b, err := json.Marshal(h.Settings)
+		if err != nil {
+			return set, fmt.Errorf("settings: %w", err)
+		}
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&set); err != nil {
+			return set, fmt.Errorf("settings: %w", err)
+		}
+	}
+	switch set.Mode {
+	case "":
+		set.Mode = ModeOK
+	case ModeOK, ModeStartFailure, ModeExitOnStart, ModeInvokeFailure, ModeMalformedOutput, ModeHang, ModeCrashMidInvoke, ModeSlowStream:
+	default:
+		return set, fmt.Errorf("settings: unknown mode %q", set.Mode)
+	}
+	if set.FailOnTurn < 0 || set.DelayMS < 0 || (set.Events != nil && *set.Events < 0) || (set.EventIntervalMS != nil && *set.EventIntervalMS < 0) {
+		return set, fmt.Errorf("settings: negative count or duration")
+	}
+	if set.FailOnTurn == 0 {
+		set.FailOnTurn = 1
+	}
+	return set, nil
+}
+
+type session struct {
+	set  Settings
+	turn atomic.Int64
+	busy atomic.Bool
+	// failing is set once invoke_failure has reached its turn.
+	failing atomic.Bool
+}
+
+func cancelled() contract.AgentRunResult {
+	return contract.AgentRunResult{Status: contract.StatusCancelled, Output: ""}
+}
+
+func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contract.AgentRunResult, error) {
+	s.busy.Store(true)
+	defer s.busy.Store(false)
+	turn := int(s.turn.Add(1))
+	input := inputText(inv.Request.Input)
+	answer := s.answer(turn, input)
+	misbehave := turn >= s.set.FailOnTurn
+
+	if misbehave {
+		switch s.set.Mode {
+		case ModeInvokeFailure:
+			s.failing.Store(true)
+			return contract.AgentRunResult{
+				Status: contract.StatusFailed,
+				Output: "",
+				Error: &contract.AgentRunError{
+					Code:      CodeInvokeFailure,
+					Message:   fmt.Sprintf("scripted invoke failure on turn %d (mode invoke_failure)", turn),
+					Retryable: true,
+				},
+			}, nil
+		case ModeMalformedOutput:
+			if w := adapterkit.ProtocolWriterForTesting(ctx); w != nil {
+				_, _ = w.Write([]byte(MalformedLine))
+			}
+			<-ctx.Done()
+			return cancelled(), nil
+		case ModeHang:
+			<-ctx.Done()
+			return cancelled(), nil
+		case ModeCrashMidInvoke:
+			inv.Events.Emit(adapterkit.Event{Kind: EventKind, Message: "crashing", Metadata: map[string]any{"index": 0}})
+			time.Sleep(crashFlushDelay)
+			if p, err := os.FindProcess(os.Getpid()); err == nil {
+				_ = p.Kill() // SIGKILL: no cleanup, as in a real crash
+			}
+			select {}
+		}
+	}
+
+	n, interval := 0, 0
+	if s.set.Events != nil {
+		n = *s.set.Events
+	}
+	if s.set.EventIntervalMS != nil {
+		interval = *s.set.EventIntervalMS
+	}
+	if s.set.Mode == ModeSlowStream {
+		if s.set.Events == nil {
+			n = SlowStreamEvents
+		}
+		if s.set.EventIntervalMS == nil {
+			interval = SlowStreamIntervalMS
+		}
+	}
+	chunks := newChunker(answer, n)
+	for i := range n {
+		if interval > 0 && !sleep(ctx, time.Duration(interval)*time.Millisecond) {
+			return cancelled(), nil
+		}
+		if ctx.Err() != nil {
+			return cancelled(), nil
+		}
+		inv.Events.Emit(adapterkit.Event{Kind: EventKind, Message: chunks.next(), Metadata: map[string]any{"index": i}})
+	}
+	if s.set.DelayMS > 0 && !sleep(ctx, time.Duration(s.set.DelayMS)*time.Millisecond) {
+		return cancelled(), nil
+	}
+	return contract.AgentRunResult{Status: contract.StatusSucceeded, Output: answer, Usage: s.usage(input, answer)}, nil
+}
+
+// answer renders the template of turn.
+func (s *session) answer(turn int, input string) string {
+	tmpl := DefaultResponse
+	switch {
+	case len(s.set.Responses) > 0:
+		tmpl = s.set.Responses[min(turn, len(s.set.Responses))-1]
+	case s.set.Response != nil:
+		tmpl = *s.set.Response
+	}
+	if !strings.Contains(tmpl, "{") {
+		return tmpl
+	}
+	return strings.NewReplacer("{input}", input, "{turn}", strconv.Itoa(turn)).Replace(tmpl)
+}
+
+func (s *session) usage(input, output string) *contract.RunUsage {
+	if u := s.set.Usage; u != nil {
+		r := &contract.RunUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}
+		if u.InputTokens != nil || u.OutputTokens != nil {
+			var total uint64
+			if u.InputTokens != nil {
+				total += *u.InputTokens
+			}
+			if u.OutputTokens != nil {
+				total += *u.OutputTokens
+			}
+			r.TotalTokens = &total
+		}
+		return r
+	}
+	in, out := uint64(len(strings.Fields(input))), uint64(len(strings.Fields(output)))
+	total := in + out
+	return &contract.RunUsage{InputTokens: &in, OutputTokens: &out, TotalTokens: &total}
+}
+
+func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
+	h := adapterkit.Health{Source: "scripted", Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli()}
+	if s.busy.Load() {
+		h.Activity = contract.ActivityBusy
+	}
+	switch level {
+	case contract.LevelLive, contract.LevelActive:
+		h.Outcome = contract.OutcomePassed
+	case contract.LevelReady:
+		h.Outcome = contract.OutcomePassed
+		if s.failing.Load() {
+			h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, contract.ReasonHealthFailed, "invoke_failure mode reached its failing turn"
+		}
+	default:
+		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
+	}
+	return h, nil
+}
+
+func (s *session) Stop(context.Context) error { return nil }
+
+// inputText is the request input as text: a string as is, anything else
+// as JSON.
+func inputText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// chunker cuts s into n consecutive chunks of nearly equal rune counts
+// whose concatenation is s (some are empty when s has fewer than n runes),
+// one at a time, so that millions of events cost no memory up front.
+type chunker struct {
+	s                   string
+	n, runes            int
+	i, start, seenRunes int
+}
+
+func newChunker(s string, n int) *chunker {
+	return &chunker{s: s, n: n, runes: utf8.RuneCountInString(s)}
+}
+
+func (c *chunker) next() string {
+	c.i++
+	want := c.runes * c.i / c.n
+	end := c.start
+	for c.seenRunes < want {
+		_, size := utf8.DecodeRuneInString(c.s[end:])
+		end += size
+		c.seenRunes++
+	}
+	chunk := c.s[c.start:end]
+	c.start = end
+	return chunk
+}
+
+// sleep waits d or until ctx ends; it reports whether d passed.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,241 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	fabric "github.com/fabric-runtime/fabric"
+)
+
+// TestMain doubles as the adapter host of the bundled adapters: their
+// runtimes re-execute the test binary.
+func TestMain(m *testing.M) {
+	if served, code := fabric.ServeBuiltinHost(); served {
+		os.Exit(code)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func runSuite(t *testing.T, p Profile) Report {
+	t.Helper()
+	tmp := t.TempDir()
+	// A race-enabled host sleeps 1s at exit unless told not to.
+	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	rep := Run(context.Background(), fabric.New(), p, Options{ItemTimeout: 30 * time.Second, TempDir: tmp, Env: env})
+	var buf bytes.Buffer
+	_ = rep.WriteText(&buf)
+	t.Log("\n" + buf.String())
+	if left := processesMentioning(tmp); len(left) > 0 {
+		killPids(left)
+		t.Errorf("processes %v outlived the suite", left)
+	}
+	return rep
+}
+
+// Every item applies to the scripted adapter, over both host protocols:
+// none may fail and none may be skipped.
+func TestBundledScriptedAdaptersPassEveryItem(t *testing.T) {
+	for _, id := range []string{"fabric.scripted", "fabric.scripted.v1"} {
+		t.Run(id, func(t *testing.T) {
+			p, ok := BuiltinProfile(id)
+			if !ok {
+				t.Fatalf("no built-in profile for %s", id)
+			}
+			rep := runSuite(t, p)
+			if len(rep.Items) != len(matrix()) {
+				t.Fatalf("%d items, want %d", len(rep.Items), len(matrix()))
+			}
+			for _, it := range rep.Items {
+				if it.Verdict != Pass {
+					t.Errorf("%s", it)
+				}
+			}
+			if !rep.Passed {
+				t.Error("report not passed")
+			}
+		})
+	}
+}
+
+// A host that answers invoke with the wrong operation must fail the
+// invoke item: the suite can fail.
+func TestWrongOperationHostFailsInvoke(t *testing.T) {
+	p, err := LoadProfile(filepath.Join("testdata", "wrongop", "profile.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := runSuite(t, p)
+	if rep.Passed {
+		t.Fatal("the report passed")
+	}
+	it, _ := rep.Item("7")
+	if it.Verdict != Fail || !strings.Contains(it.Detail, "protocol_error") {
+		t.Errorf("invoke item = %s, want a fail naming protocol_error", it)
+	}
+	// Items without the overlays they need are skipped, not passed.
+	for _, id := range []string{"8", "9", "10", "11"} {
+		if it, _ := rep.Item(id); it.Verdict != Skip {
+			t.Errorf("item %s = %s, want skip", id, it)
+		}
+	}
+}
+
+// A host that leaves a child outside its process group must fail the
+// cleanup item, and the suite must still leave nothing running.
+func TestEscapingChildFailsCleanup(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid not installed")
+	}
+	desc, err := filepath.Abs(filepath.Join("testdata", "escaper", "escaper.fabric-adapter.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Profile{AdapterID: "test.conformance.escaper", Descriptor: desc, ExpectOutput: "ok"}
+	rep := runSuite(t, p)
+	it, _ := rep.Item("12")
+	if it.Verdict != Fail || !strings.Contains(it.Detail, "still running") {
+		t.Errorf("cleanup item = %s, want a fail naming the leaked process", it)
+	}
+}
+
+func TestGenericProfileSkipsInvocations(t *testing.T) {
+	p := GenericProfile("fabric.scripted", "")
+	rep := runSuite(t, p)
+	if !rep.Passed {
+		t.Fatal("the generic profile failed the scripted adapter")
+	}
+	for _, id := range []string{"7", "8", "10", "11"} {
+		if it, _ := rep.Item(id); it.Verdict != Skip {
+			t.Errorf("item %s = %s, want skip", id, it)
+		}
+	}
+	for _, id := range []string{"1", "2", "3", "4", "6", "12", "13"} {
+		if it, _ := rep.Item(id); it.Verdict != Pass {
+			t.Errorf("item %s = %s, want pass", id, it)
+		}
+	}
+}
+
+func TestUnknownAdapterFailsDiscoveryOnly(t *testing.T) {
+	rep := Run(context.Background(), nil, Profile{AdapterID: "no.such.adapter"}, Options{TempDir: t.TempDir()})
+	if rep.Passed || rep.Items[0].Verdict != Fail {
+		t.Fatalf("report = %+v", rep)
+	}
+	for _, it := range rep.Items[1:] {
+		if it.Verdict != Skip {
+			t.Errorf("%s, want skip", it)
+		}
+	}
+}
+
+func TestLoadProfile(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	p, err := LoadProfile(write("ok.yaml", `
+adapter_id: my.adapter
+descriptor: adapters/my.fabric-adapter.json
+base:
+  models: {default: {provider: openai, model: m}}
+failed_invoke: {settings: {mode: invoke_failure}}
+secret_env: MY_KEY
+start_stop_only: true
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Descriptor != filepath.Join(dir, "adapters", "my.fabric-adapter.json") || p.FailedInvoke.Settings["mode"] != "invoke_failure" || !p.StartStopOnly {
+		t.Errorf("profile = %+v", p)
+	}
+	example, err := LoadProfile(filepath.Join("testdata", "profile.example.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if example.Hang.Input != "please hang" || example.UnsupportedField.Field != "runtime.max_turns" || example.Env["EXAMPLE_MODE"] != "conformance" {
+		t.Errorf("example profile = %+v", example)
+	}
+	if _, err := LoadProfile(write("json.json", `{"adapter_id": "x", "input": {"task": 1}}`)); err != nil {
+		t.Error(err)
+	}
+	for name, text := range map[string]string{
+		"unknown.yaml": "adapter_id: x\nbogus: 1\n",
+		"dup.yaml":     "adapter_id: x\nadapter_id: y\n",
+		"noid.json":    `{"input": "x"}`,
+		"both.yaml":    "adapter_id: x\ncapabilities_only: true\nstart_stop_only: true\n",
+		"env.yaml":     "adapter_id: x\nsecret_env: 1BAD\n",
+	} {
+		if _, err := LoadProfile(write(name, text)); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestGenerateInvalidSettings(t *testing.T) {
+	tests := []struct {
+		schema string
+		key    string
+		skip   bool
+	}{
+		{schema: "", key: invalidKey},
+		{schema: `{"type":"object","additionalProperties":false}`, key: invalidKey},
+		{schema: `{"type":"object","properties":{"b":{"type":"string"},"a":{"type":"integer"}}}`, key: "a"},
+		{schema: `{"type":"object","properties":{"m":{"enum":["x"]}}}`, key: "m"},
+		{schema: `{"type":"object","properties":{"m":{}}}`, skip: true},
+	}
+	for _, tt := range tests {
+		got, _, err := generateInvalidSettings(json.RawMessage(tt.schema))
+		if tt.skip {
+			if _, ok := err.(*errSkip); !ok {
+				t.Errorf("%s: got %v, %v; want skip", tt.schema, got, err)
+			}
+			continue
+		}
+		if _, ok := got[tt.key]; err != nil || !ok {
+			t.Errorf("%s: got %v, %v; want key %s", tt.schema, got, err, tt.key)
+		}
+	}
+	if v, _ := wrongValue(doc{"type": []any{"integer", "string"}}); v != true {
+		t.Errorf("wrong value for integer|string = %v", v)
+	}
+}
+
+func TestReportJSONAndText(t *testing.T) {
+	rep := Report{Adapter: "a", Passed: false, Items: []Item{
+		{ID: "1", Name: "discovery", Verdict: Pass, Detail: "found", Elapsed: 1500 * time.Microsecond},
+		{ID: "10", Name: "transport-failure", Verdict: Fail, Detail: "boom"},
+	}}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	items := back["items"].([]any)
+	if items[0].(map[string]any)["elapsed_ms"] != 1.5 || back["counts"].(map[string]any)["fail"] != 1.0 {
+		t.Errorf("json = %s", b)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteText(&buf); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	if !strings.HasPrefix(lines[0], "PASS  1 discovery ") || !strings.HasPrefix(lines[1], "FAIL  10 transport-failure ") || !strings.Contains(lines[2], "FAILED") {
+		t.Errorf("text =\n%s", buf.String())
+	}
+}

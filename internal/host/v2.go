@@ -1,0 +1,120 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"sync"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/fabric-runtime/fabric/adapterkit/proc"
+	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/wire"
+)
+
+// v2Channel speaks JSON-RPC 2.0 over a Unix socket that the host sees as
+// fd 3, leaving its stdout and stderr to logs.
+type v2Channel struct {
+	h      *Host
+	conn   *wire.Conn
+	runErr chan error
+
+	mu     sync.Mutex
+	events map[string]EventFunc
+	once   sync.Once
+}
+
+func launchV2(ctx context.Context, h *Host, ps *proc.Spec) (channel, error) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	parent := os.NewFile(uintptr(fds[0]), "fabric-channel")
+	child := os.NewFile(uintptr(fds[1]), "fabric-channel-host")
+	ps.ExtraFiles = []*os.File{child}
+	ps.Stdout = h.stderr.f
+	p, err := proc.Start(ctx, *ps)
+	child.Close()
+	if err != nil {
+		parent.Close()
+		return nil, err
+	}
+	h.setProc(p)
+	nc, err := net.FileConn(parent)
+	parent.Close()
+	if err != nil {
+		p.Kill()
+		return nil, err
+	}
+	c := &v2Channel{h: h, events: map[string]EventFunc{}, runErr: make(chan error, 1)}
+	c.conn = wire.NewConn(nc, nc, wire.Options{MaxFrame: h.spec.MaxFrame, Handler: wire.HandlerFunc(c.handle), Logger: h.logger})
+	go func() { c.runErr <- c.conn.Run(context.Background()) }()
+	return c, nil
+}
+
+func (c *v2Channel) handle(_ context.Context, req *wire.Request) (any, error) {
+	if req.Method != hostproto.NotifyEvent || !req.IsNotification() {
+		return nil, wire.NewError(wire.CodeMethodNotFound, "the core serves no method "+req.Method)
+	}
+	var ev hostproto.EventParams
+	if err := req.UnmarshalParams(&ev); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	fn := c.events[ev.InvocationID]
+	c.mu.Unlock()
+	if fn != nil {
+		fn(ev.Event)
+	}
+	return nil, nil
+}
+
+func (c *v2Channel) setEvents(id string, fn EventFunc) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if fn == nil {
+		delete(c.events, id)
+		return
+	}
+	c.events[id] = fn
+}
+
+func (c *v2Channel) close() {
+	c.once.Do(func() {
+		c.conn.Close()
+		<-c.runErr
+	})
+}
+
+func (c *v2Channel) call(ctx context.Context, op string, params, result any) error {
+	// A host that died while something else holds its channel open must
+	// still end the call: tie the call to the process's exit.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(c.h.exited, func() { cancel(errHostExited) })
+	defer stop()
+	err := c.conn.Call(ctx, op, params, result)
+	if err != nil && errors.Is(context.Cause(ctx), errHostExited) {
+		return c.h.fail(op, CodeHostCrashed, "host process exited", err)
+	}
+	if err == nil {
+		return nil
+	}
+	var rpc *wire.Error
+	if errors.As(err, &rpc) {
+		if rpc.Code == hostproto.RPCLifecycleError {
+			var info hostproto.ErrorData
+			if json.Unmarshal(rpc.Data, &info) == nil && info.Code != "" {
+				return adapterError(op, info)
+			}
+		}
+		return c.h.fail(op, CodeProtocolError, "host answered with an unexpected error: "+rpc.Message, err)
+	}
+	if errors.Is(err, wire.ErrProtocol) || errors.Is(err, wire.ErrFrameTooLarge) {
+		return c.h.fail(op, CodeProtocolError, "host broke the protocol", err)
+	}
+	return err
+}

@@ -1,0 +1,110 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/fabric-runtime/fabric/contract"
+)
+
+// Raw v1 hosts written in sh exercise every transport failure the core must
+// classify, without any Go adapter involved.
+func TestMisbehavingV1Hosts(t *testing.T) {
+	tests := []struct {
+		host      string
+		startCode string // "" = start succeeds
+		code      string // error code of the invoke result
+		status    string
+	}{
+		{host: "garbage", code: "protocol_error", status: contract.StatusFailed},
+		{host: "oversized", code: "protocol_error", status: contract.StatusFailed},
+		{host: "wrongop", code: "protocol_error", status: contract.StatusFailed},
+		{host: "wrongstage", code: "protocol_error", status: contract.StatusFailed},
+		{host: "badresult", code: "protocol_error", status: contract.StatusFailed},
+		{host: "eof", code: "host_crashed", status: contract.StatusFailed},
+		{host: "hangstart", startCode: "host_timeout"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.host, func(t *testing.T) {
+			t.Parallel()
+			p := testPlan(t, "test.host."+tt.host, nil)
+			opts := testOptions(t)
+			rt, err := Start(context.Background(), p, opts)
+			if tt.startCode != "" {
+				var re *contract.RuntimeError
+				if !errors.As(err, &re) || re.Code != tt.startCode {
+					t.Fatalf("start error = %v, want code %s", err, tt.startCode)
+				}
+				assertNoHomes(t, opts.StateDir)
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			pgid := rt.HostPid()
+			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "hi"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Status != tt.status || res.Error == nil || res.Error.Code != tt.code || res.Error.Stage != contract.StageInvoke {
+				t.Fatalf("result = %s %+v, want %s %s", res.Status, res.Error, tt.status, tt.code)
+			}
+			if rt.State() != StateFailed {
+				t.Fatalf("state = %s, want failed", rt.State())
+			}
+			_, err = rt.Invoke(context.Background(), contract.RunRequest{Input: "again"}, nil)
+			var se *contract.StateError
+			if !errors.As(err, &se) || se.Code != CodeRuntimeFailed {
+				t.Fatalf("invoke on failed runtime: %v", err)
+			}
+			stop, err := rt.Stop(context.Background())
+			if err != nil || !stop.HostCrashed {
+				t.Fatalf("stop = %+v, %v", stop, err)
+			}
+			waitGroupGone(t, pgid)
+			assertNoHomes(t, opts.StateDir)
+		})
+	}
+}
+
+func TestStopKillsGrandchildrenAndHangingHosts(t *testing.T) {
+	for _, name := range []string{"grandchild", "stophang"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			opts := testOptions(t)
+			rt, err := Start(context.Background(), testPlan(t, "test.host."+name, nil), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pgid := rt.HostPid()
+			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+			if err != nil || res.Status != contract.StatusSucceeded || res.Output != "ok" {
+				t.Fatalf("invoke = %+v, %v", res, err)
+			}
+			begin := time.Now()
+			if _, err := rt.Stop(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			// stop 1s + grace 0.5s, then SIGKILL; allow slack for a slow CI.
+			if d := time.Since(begin); d > 6*time.Second {
+				t.Errorf("stop took %s", d)
+			}
+			waitGroupGone(t, pgid)
+			assertNoHomes(t, opts.StateDir)
+		})
+	}
+}
+
+func assertNoHomes(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if len(entries) > 0 {
+		t.Fatalf("runtime homes left behind: %v", entries)
+	}
+}

@@ -1,0 +1,277 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/host"
+	"github.com/fabric-runtime/fabric/internal/hostproto"
+)
+
+// EventSink receives the invocation's events as they happen (adapter events
+// arrive only over protocol v2). It must not block for long.
+type EventSink func(contract.FabricEvent)
+
+// Invoke runs one invocation. It fails at once with a *contract.StateError
+// (runtime_busy) when another invocation is running, and with runtime_stopped
+// or runtime_failed when the runtime cannot take turns. Otherwise it returns
+// a normalized RunResult: cancelling ctx cancels the turn (status
+// cancelled); a host crash, timeout or protocol violation gives a failed
+// result with that code and leaves the runtime failed.
+func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink EventSink) (*contract.RunResult, error) {
+	if !r.invoking.CompareAndSwap(false, true) {
+		return nil, stateErr(CodeRuntimeBusy, "another invocation is running on runtime "+r.handle.RuntimeID)
+	}
+	defer r.invoking.Store(false)
+	switch st := r.State(); st {
+	case StateActive:
+	case StateStopping, StateStopped:
+		return nil, stateErr(CodeRuntimeStopped, "runtime "+r.handle.RuntimeID+" is "+st)
+	case StateFailed:
+		return nil, stateErr(CodeRuntimeFailed, "runtime "+r.handle.RuntimeID+" has failed and takes no more invocations")
+	default:
+		return nil, stateErr(CodeRuntimeStarting, "runtime "+r.handle.RuntimeID+" is "+st)
+	}
+	if req.RequestID == "" {
+		req.RequestID = NewID("request")
+	}
+	invocationID := NewID("invocation")
+
+	// The turn's context ends on the invoke backstop, on Stop, or (after a
+	// cancel grace) when the caller cancels.
+	tctx, tcancel := host.WithDeadline(context.Background(), seconds(r.limits.InvokeSeconds))
+	defer tcancel()
+	done := make(chan struct{})
+	r.mu.Lock()
+	if r.State() != StateActive { // Stop began in between
+		r.mu.Unlock()
+		return nil, stateErr(CodeRuntimeStopped, "runtime "+r.handle.RuntimeID+" is stopping")
+	}
+	r.state.Store(StateInvoking)
+	r.cancel = func() { r.cancelTurn(invocationID, tcancel, done) }
+	r.invDone = done
+	r.turns++
+	first := r.turns == 1
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		r.cancel, r.invDone = nil, nil
+		r.mu.Unlock()
+		close(done)
+	}()
+
+	col := &collector{sink: sink}
+	if first {
+		for _, ev := range r.started {
+			col.add(ev)
+		}
+	}
+	col.add(r.event(contract.EventInvocationStart, "invocation started", map[string]any{"runtime_id": r.handle.RuntimeID, "invocation_id": invocationID, "request_id": req.RequestID}))
+
+	var cancelled sync.WaitGroup
+	callerCancelled := make(chan struct{})
+	stopWatch := context.AfterFunc(ctx, func() {
+		close(callerCancelled)
+		cancelled.Add(1)
+		go func() {
+			defer cancelled.Done()
+			r.cancelTurn(invocationID, tcancel, done)
+		}()
+	})
+	rc := r.runtimeContext(invocationID, req.RequestID)
+	ares, err := r.host.Invoke(tctx, hostproto.InvokeParams{
+		RuntimeContext: rc,
+		Request:        contract.AgentRunRequest{Input: req.Input, Context: req.Context},
+	}, func(he hostproto.HostEvent) { col.add(r.adapterEvent(invocationID, he)) })
+	stopWatch()
+	cancelled.Wait()
+	wasCancelled := isClosed(callerCancelled)
+
+	res := &contract.RunResult{
+		AgentName: r.plan.AgentName, Harness: r.harness, AdapterKind: r.handle.AdapterKind, AdapterID: r.handle.AdapterID,
+		RuntimeID: r.handle.RuntimeID, InvocationID: invocationID, RequestID: req.RequestID,
+		Artifacts: contract.ArtifactManifest{Root: r.root, Artifacts: []contract.ArtifactRef{}},
+		Metadata: map[string]any{
+			"adapter_runner": "persistent_local_host", "host_pid": r.host.Pid(),
+			"host_protocol": r.plan.HostProtocol, "environment_provider": r.handle.Environment.Provider,
+		},
+	}
+	r.normalize(res, ares, err, wasCancelled, col)
+	col.add(r.event(contract.EventInvocationEnd, "invocation "+res.Status, map[string]any{"runtime_id": r.handle.RuntimeID, "invocation_id": invocationID, "status": res.Status}))
+	res.Events = col.events()
+	return res, nil
+}
+
+// cancelTurn asks the host to cancel (v2), then kills the turn after the
+// grace; a v1 host cannot cancel, so its turn ends by terminating the host.
+func (r *Runtime) cancelTurn(invocationID string, tcancel context.CancelFunc, done <-chan struct{}) {
+	if r.plan.HostProtocol == contract.HostProtocolV2 {
+		cctx, ccancel := context.WithTimeout(context.Background(), CancelGrace)
+		_, err := r.host.Cancel(cctx, invocationID)
+		ccancel()
+		if err == nil {
+			select {
+			case <-done:
+				return
+			case <-time.After(CancelGrace):
+			}
+		}
+	}
+	tcancel()
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *Runtime) normalize(res *contract.RunResult, ares contract.AgentRunResult, err error, cancelled bool, col *collector) {
+	endState := StateActive
+	defer func() {
+		r.mu.Lock()
+		if r.State() == StateInvoking {
+			r.state.Store(endState)
+		}
+		r.mu.Unlock()
+	}()
+	if err != nil {
+		var he *host.Error
+		fatal := !errors.As(err, &he) || he.Fatal()
+		if fatal {
+			endState = StateFailed
+			r.killHost()
+		}
+		switch {
+		case cancelled:
+			res.Status = contract.StatusCancelled
+			res.Error = &contract.ErrorInfo{Stage: contract.StageInvoke, Code: CodeCancelled, Message: "the invocation was cancelled by the caller"}
+			if fatal {
+				res.Error.Message += "; the host could not cancel in time and was stopped"
+				res.Error.Metadata = map[string]any{"runtime_failed": true}
+			}
+		case r.State() == StateStopping:
+			res.Status = contract.StatusCancelled
+			res.Error = &contract.ErrorInfo{Stage: contract.StageInvoke, Code: CodeCancelled, Message: "the runtime was stopped during the invocation"}
+		default:
+			res.Status = contract.StatusFailed
+			res.Error = errorInfo(contract.StageInvoke, runtimeErr(contract.StageInvoke, err))
+			res.Error.Stage = contract.StageInvoke
+		}
+		res.Output = nil
+		return
+	}
+	res.Status = ares.Status
+	res.Output = ares.Output
+	res.Usage = ares.Usage
+	if ares.Error != nil {
+		res.Error = &contract.ErrorInfo{Stage: contract.StageInvoke, Code: ares.Error.Code, Message: ares.Error.Message, Retryable: ares.Error.Retryable}
+		if len(ares.Error.Extensions) > 0 {
+			res.Error.Metadata = ares.Error.Extensions
+		}
+	}
+	if cancelled && res.Status == contract.StatusSucceeded {
+		// The turn finished before the cancel reached it: report what happened.
+		res.Metadata["cancel_requested"] = true
+	}
+	if res.Status == contract.StatusCancelled && res.Error == nil {
+		res.Error = &contract.ErrorInfo{Stage: contract.StageInvoke, Code: CodeCancelled, Message: "the invocation was cancelled"}
+	}
+	for _, a := range ares.Artifacts {
+		ref, ok := r.checkArtifact(a)
+		if !ok {
+			col.add(r.event(CodeArtifactRejected, "artifact path escapes the artifact root", map[string]any{"name": a.Name, "path": a.Path}))
+			rej, _ := res.Metadata["rejected_artifacts"].([]string)
+			res.Metadata["rejected_artifacts"] = append(rej, a.Path)
+			continue
+		}
+		res.Artifacts.Artifacts = append(res.Artifacts.Artifacts, ref)
+	}
+}
+
+// checkArtifact keeps an artifact only if its path stays inside the root.
+func (r *Runtime) checkArtifact(a contract.AgentArtifact) (contract.ArtifactRef, bool) {
+	p := a.Path
+	if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.VolumeName(p) != "" || (len(p) > 1 && p[1] == ':') {
+		return contract.ArtifactRef{}, false
+	}
+	clean := path.Clean(strings.ReplaceAll(p, `\`, "/"))
+	if clean == ".." || strings.HasPrefix(clean, "../") {
+		return contract.ArtifactRef{}, false
+	}
+	for _, seg := range strings.Split(strings.ReplaceAll(p, `\`, "/"), "/") {
+		if seg == ".." {
+			return contract.ArtifactRef{}, false
+		}
+	}
+	if r.root != nil {
+		full := filepath.Join(*r.root, filepath.FromSlash(clean))
+		if resolved, err := filepath.EvalSymlinks(full); err == nil {
+			rootResolved, rerr := filepath.EvalSymlinks(*r.root)
+			if rerr == nil {
+				rel, err := filepath.Rel(rootResolved, resolved)
+				if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+					return contract.ArtifactRef{}, false
+				}
+			}
+		}
+	}
+	ref := contract.ArtifactRef{Name: a.Name, Kind: a.Kind, Path: clean, MediaType: a.MediaType}
+	if len(a.Extensions) > 0 {
+		ref.Metadata = a.Extensions
+	}
+	return ref, true
+}
+
+// killHost terminates a host that can no longer be trusted.
+func (r *Runtime) killHost() {
+	ctx, cancel := context.WithTimeout(context.Background(), seconds(r.limits.StopSeconds))
+	defer cancel()
+	r.host.Terminate(ctx)
+}
+
+func (r *Runtime) adapterEvent(invocationID string, he hostproto.HostEvent) contract.FabricEvent {
+	ev := r.event(he.Kind, he.Message, he.Metadata)
+	if he.TimestampMillis > 0 {
+		ev.TimestampMillis = he.TimestampMillis
+	}
+	if ev.Kind == "" {
+		ev.Kind = "adapter_event"
+	}
+	if ev.Metadata == nil {
+		ev.Metadata = map[string]any{}
+	}
+	ev.Metadata["invocation_id"] = invocationID
+	return ev
+}
+
+// collector gathers an invocation's events and forwards them live.
+type collector struct {
+	mu   sync.Mutex
+	list []contract.FabricEvent
+	sink EventSink
+}
+
+func (c *collector) add(ev contract.FabricEvent) {
+	c.mu.Lock()
+	c.list = append(c.list, ev)
+	c.mu.Unlock()
+	if c.sink != nil {
+		c.sink(ev)
+	}
+}
+
+func (c *collector) events() []contract.FabricEvent {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]contract.FabricEvent(nil), c.list...)
+}

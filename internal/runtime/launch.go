@@ -1,0 +1,161 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/hostproto"
+)
+
+// EnvBuiltinAdapter tells a re-executed Fabric binary which bundled adapter
+// to host.
+const EnvBuiltinAdapter = "FABRIC_BUILTIN_ADAPTER"
+
+// command resolves the host command line from the descriptor's runner.
+func command(p *contract.RunPlan, opts *Options, path string) (bin string, args []string, dir string, err error) {
+	rd := p.AdapterDescriptor
+	spec, err := rd.Descriptor.RunnerSpec()
+	if err != nil {
+		return "", nil, "", err
+	}
+	root := rd.Root
+	switch {
+	case spec.Builtin != "":
+		if opts.HostBinary == "" {
+			return "", nil, "", fmt.Errorf("adapter %s is built into Fabric but no host binary is configured", rd.Descriptor.AdapterID)
+		}
+		bin = opts.HostBinary
+	case rd.Descriptor.AdapterKind == contract.AdapterKindPython:
+		py := spec.Command
+		if py == "" {
+			py = "python3"
+		}
+		if bin, err = lookPath(py, path); err != nil {
+			return "", nil, "", err
+		}
+		args = append(args, "-m", spec.Module)
+	default:
+		cmd := spec.Command
+		if strings.ContainsRune(cmd, '/') && !filepath.IsAbs(cmd) && root != "" {
+			cmd = filepath.Join(root, cmd)
+		}
+		if bin, err = lookPath(cmd, path); err != nil {
+			return "", nil, "", err
+		}
+		if spec.Script != "" {
+			script := spec.Script
+			if !filepath.IsAbs(script) && root != "" {
+				script = filepath.Join(root, script)
+			}
+			args = append(args, script)
+		}
+	}
+	args = append(args, spec.Args...)
+	dir = spec.Cwd
+	if dir != "" && !filepath.IsAbs(dir) && root != "" {
+		dir = filepath.Join(root, dir)
+	}
+	if dir == "" && p.EnvironmentPlan != nil && p.EnvironmentPlan.Workspace != nil {
+		dir = *p.EnvironmentPlan.Workspace
+	}
+	return bin, args, dir, nil
+}
+
+// lookPath finds name on the given PATH value.
+func lookPath(name, path string) (string, error) {
+	if strings.ContainsRune(name, '/') {
+		if _, err := os.Stat(name); err != nil {
+			return "", fmt.Errorf("runner command %s: %w", name, err)
+		}
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("runner command %q: %w", name, exec.ErrNotFound)
+}
+
+// hostEnv builds the host's environment: the base environment, the
+// toolchain directories first on PATH, the runner's and the environment
+// config's variables, then Fabric's own.
+func hostEnv(p *contract.RunPlan, opts *Options, runtimeID, home, artifacts string) (env []string, path string) {
+	vars := map[string]string{}
+	for _, kv := range opts.Env {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			vars[k] = v
+		}
+	}
+	if len(opts.ExtraPath) > 0 {
+		vars["PATH"] = strings.Join(append(append([]string{}, opts.ExtraPath...), vars["PATH"]), string(os.PathListSeparator))
+	}
+	if spec, err := p.AdapterDescriptor.Descriptor.RunnerSpec(); err == nil {
+		for k, v := range spec.Env {
+			vars[k] = v
+		}
+		if spec.Builtin != "" {
+			vars[EnvBuiltinAdapter] = spec.Builtin
+		}
+	}
+	if p.EnvironmentPlan != nil {
+		for k, v := range p.EnvironmentPlan.Env {
+			vars[k] = v
+		}
+	}
+	vars[hostproto.EnvRuntimeID] = runtimeID
+	vars[hostproto.EnvHome] = home
+	vars[hostproto.EnvProtocol] = p.HostProtocol
+	if artifacts != "" {
+		vars[hostproto.EnvArtifacts] = artifacts
+	} else {
+		delete(vars, hostproto.EnvArtifacts)
+	}
+	if p.HostProtocol == contract.HostProtocolV2 {
+		vars[hostproto.EnvChannelFD] = fmt.Sprint(hostproto.ChannelFD)
+	}
+	keys := make([]string, 0, len(vars))
+	for k := range vars {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	env = make([]string, 0, len(keys))
+	for _, k := range keys {
+		env = append(env, k+"="+vars[k])
+	}
+	return env, vars["PATH"]
+}
+
+// secretValues returns the values of every environment variable the config
+// names in a *_env field, for scrubbing diagnostics.
+func secretValues(cfg *contract.FabricConfig, lookup func(string) (string, bool)) []string {
+	var names []string
+	for _, m := range cfg.Models {
+		if m.APIKeyEnv != nil {
+			names = append(names, *m.APIKeyEnv)
+		}
+	}
+	if cfg.MCP != nil {
+		for _, s := range cfg.MCP.Servers {
+			if a := s.Authentication; a != nil && a.ClientSecretEnv != nil {
+				names = append(names, *a.ClientSecretEnv)
+			}
+		}
+	}
+	var out []string
+	for _, n := range names {
+		if v, ok := lookup(n); ok && v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -1,0 +1,328 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/host"
+	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/plan"
+)
+
+// States of a runtime.
+const (
+	StateStarting = "starting"
+	StateActive   = "active"
+	StateInvoking = "invoking"
+	StateStopping = "stopping"
+	StateStopped  = "stopped"
+	StateFailed   = "failed"
+)
+
+// CancelGrace is how long a cancelled v2 invocation may take to end after
+// cancel was sent before the host is killed.
+const CancelGrace = 2 * time.Second
+
+// Options configure runtimes. Zero values use the process's environment.
+type Options struct {
+	HostBinary string   // executable re-executed for adapters built into Fabric
+	StateDir   string   // per-runtime homes go here (default: $TMPDIR/fabric-hosts)
+	Env        []string // base environment of hosts (default os.Environ())
+	ExtraPath  []string // directories put first on the hosts' PATH (harness toolchain)
+	LookupEnv  func(string) (string, bool)
+	Key        BindingKey // HMAC key for runtime bindings (default: a fresh one)
+	Logger     *slog.Logger
+}
+
+func (o *Options) fill() {
+	if o.StateDir == "" {
+		o.StateDir = filepath.Join(os.TempDir(), "fabric-hosts")
+	}
+	if o.Env == nil {
+		o.Env = os.Environ()
+	}
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
+	}
+	if o.Key == nil {
+		o.Key = NewBindingKey()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Runtime is one started runtime.
+type Runtime struct {
+	plan    *contract.RunPlan
+	opts    Options
+	handle  contract.RuntimeHandle
+	host    *host.Host
+	home    string
+	root    *string // artifact root
+	limits  contract.LifecycleLimits
+	harness string
+
+	state    atomic.Value // string
+	invoking atomic.Bool
+	mu       sync.Mutex // guards below
+	cancel   func() // cancels the running invocation (cancel, grace, then hard stop)
+	invDone  chan struct{}
+	started  []contract.FabricEvent // runtime_start, attached to the first result
+	turns    int
+	eventSeq atomic.Int64
+
+	stopOnce sync.Once
+	stopRes  contract.RuntimeStopResult
+	stopErr  error
+}
+
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// Start launches the plan's adapter host and sends start within the start
+// deadline. On failure nothing is left behind: the host's process group is
+// killed and its home removed.
+func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, error) {
+	opts.fill()
+	if p == nil || p.AdapterDescriptor == nil {
+		return nil, &contract.ConfigError{Failure: contract.Failure{Stage: contract.StageStart, Code: "invalid_plan", Message: "the plan has no adapter descriptor"}}
+	}
+	d := &p.AdapterDescriptor.Descriptor
+	r := &Runtime{plan: p, opts: opts, limits: limitsOf(p)}
+	r.harness = d.Harness
+	if r.harness == "" {
+		r.harness = d.AdapterID
+	}
+	runtimeID := NewID("runtime")
+	env := p.EnvironmentPlan
+	if env == nil {
+		env = &contract.EnvironmentConfig{Provider: contract.EnvironmentLocal, ControlLocation: contract.ControlInEnv, Ownership: contract.OwnershipCaller}
+	}
+	if env.Artifacts != nil {
+		r.root = env.Artifacts
+	} else if p.Config.Runtime.Artifacts != nil {
+		r.root = p.Config.Runtime.Artifacts
+	}
+	r.handle = contract.RuntimeHandle{
+		RuntimeID: runtimeID, AgentName: p.AgentName, Harness: r.harness,
+		AdapterKind: d.AdapterKind, AdapterID: d.AdapterID,
+		Environment: contract.EnvironmentHandle{
+			EnvironmentID: NewID("environment"), Provider: env.Provider,
+			ControlLocation: env.ControlLocation, Ownership: env.Ownership,
+			Workspace: env.Workspace, Artifacts: r.root, Env: env.Env,
+			Connection: env.Connection, Metadata: env.Metadata,
+		},
+	}
+	r.handle.RuntimeBinding = opts.Key.Bind(&r.handle)
+	r.state.Store(StateStarting)
+
+	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
+		return nil, r.startFailure(fmt.Errorf("create state dir: %w", err))
+	}
+	home, err := os.MkdirTemp(opts.StateDir, runtimeID+"-")
+	if err != nil {
+		return nil, r.startFailure(fmt.Errorf("create runtime home: %w", err))
+	}
+	r.home = home
+	if r.root != nil {
+		if err := os.MkdirAll(*r.root, 0o755); err != nil {
+			os.RemoveAll(home)
+			return nil, r.startFailure(fmt.Errorf("create artifact root: %w", err))
+		}
+	}
+	artifacts := ""
+	if r.root != nil {
+		artifacts = *r.root
+	}
+	envv, path := hostEnv(p, &opts, runtimeID, home, artifacts)
+	bin, args, dir, err := command(p, &opts, path)
+	if err != nil {
+		os.RemoveAll(home)
+		return nil, r.startFailure(err)
+	}
+	sctx, cancel := host.WithDeadline(ctx, seconds(r.limits.StartSeconds))
+	defer cancel()
+	h, err := host.Launch(sctx, host.Spec{
+		Path: bin, Args: args, Dir: dir, Env: envv, Protocol: p.HostProtocol, Home: home,
+		Secrets: secretValues(&p.Config, opts.LookupEnv), ExitGrace: seconds(r.limits.ExitGraceSeconds),
+		Logger: opts.Logger,
+	})
+	if err != nil {
+		os.RemoveAll(home)
+		return nil, r.startFailure(err)
+	}
+	r.host = h
+	rc := r.runtimeContext(NewID("invocation-start"), NewID("request-start"))
+	_, err = h.Start(sctx, hostproto.StartParams{
+		AgentName: p.AgentName, BaseDir: p.BaseDir, Config: plan.AgentConfig(p), RuntimeContext: rc,
+		CapabilityPlan: &p.CapabilityPlan, TelemetryPlan: p.TelemetryPlan,
+	})
+	if err != nil {
+		tctx, tcancel := context.WithTimeout(context.Background(), seconds(r.limits.StopSeconds))
+		h.Terminate(tctx)
+		tcancel()
+		os.RemoveAll(home)
+		return nil, r.startFailure(err)
+	}
+	r.started = []contract.FabricEvent{r.event(contract.EventRuntimeStart, "runtime started", map[string]any{
+		"runtime_id": runtimeID, "environment_id": r.handle.Environment.EnvironmentID,
+		"environment_provider": env.Provider, "host_pid": h.Pid(),
+	})}
+	r.state.Store(StateActive)
+	opts.Logger.Debug("runtime started", "runtime_id", runtimeID, "adapter", d.AdapterID, "pid", h.Pid())
+	return r, nil
+}
+
+func (r *Runtime) startFailure(err error) error {
+	r.state.Store(StateFailed)
+	return runtimeErr(contract.StageStart, err)
+}
+
+func limitsOf(p *contract.RunPlan) contract.LifecycleLimits {
+	l := contract.LifecycleLimits{StartSeconds: plan.MaxStartSeconds, StopSeconds: plan.MaxStopSeconds, ExitGraceSeconds: plan.MaxExitGraceSeconds, InvokeSeconds: plan.MaxInvokeSeconds}
+	if p.Limits != nil {
+		if p.Limits.StartSeconds > 0 {
+			l.StartSeconds = p.Limits.StartSeconds
+		}
+		if p.Limits.StopSeconds > 0 {
+			l.StopSeconds = p.Limits.StopSeconds
+		}
+		if p.Limits.ExitGraceSeconds > 0 {
+			l.ExitGraceSeconds = p.Limits.ExitGraceSeconds
+		}
+		if p.Limits.InvokeSeconds > 0 {
+			l.InvokeSeconds = p.Limits.InvokeSeconds
+		}
+	}
+	return l
+}
+
+// ID is the runtime id.
+func (r *Runtime) ID() string { return r.handle.RuntimeID }
+
+// Handle returns the runtime's handle with its current status.
+func (r *Runtime) Handle() contract.RuntimeHandle {
+	h := r.handle
+	h.Status = r.State()
+	return h
+}
+
+// State is the current state.
+func (r *Runtime) State() string { return r.state.Load().(string) }
+
+// Plan is the plan the runtime was started from.
+func (r *Runtime) Plan() *contract.RunPlan { return r.plan }
+
+// HostPid is the adapter host's process id.
+func (r *Runtime) HostPid() int { return r.host.Pid() }
+
+// Home is the runtime's private directory (removed at stop).
+func (r *Runtime) Home() string { return r.home }
+
+// VerifyHandle checks that h is this runtime's handle, unforged.
+func (r *Runtime) VerifyHandle(h *contract.RuntimeHandle) error {
+	if h.RuntimeID != r.handle.RuntimeID || !r.opts.Key.Verify(h) {
+		return stateErr(CodeHandleMismatch, "the handle does not belong to this runtime or was altered")
+	}
+	return nil
+}
+
+func (r *Runtime) runtimeContext(invocationID, requestID string) contract.RuntimeContext {
+	return contract.RuntimeContext{
+		RuntimeID: r.handle.RuntimeID, InvocationID: invocationID, RequestID: requestID,
+		Environment: r.handle.Environment,
+		Artifacts:   contract.ArtifactManifest{Root: r.root, Artifacts: []contract.ArtifactRef{}},
+		Telemetry:   &contract.RuntimeTelemetryContext{RelayEnabled: r.plan.TelemetryPlan != nil && r.plan.TelemetryPlan.RelayEnabled},
+	}
+}
+
+func (r *Runtime) event(kind, msg string, md map[string]any) contract.FabricEvent {
+	n := r.eventSeq.Add(1)
+	return contract.FabricEvent{EventID: fmt.Sprintf("event-%s-%d", r.handle.RuntimeID[len("runtime-"):], n), TimestampMillis: time.Now().UnixMilli(), Kind: kind, Message: msg, Metadata: md}
+}
+
+// Stop stops the runtime: it cancels a running invocation, sends stop
+// within the stop deadline, gives the host its exit grace, kills what is
+// left of its process group and removes its home. Stop is idempotent; a
+// second call returns the first call's result with already_stopped set.
+func (r *Runtime) Stop(ctx context.Context) (contract.RuntimeStopResult, error) {
+	first := false
+	r.stopOnce.Do(func() {
+		first = true
+		r.stopRes, r.stopErr = r.stop(ctx)
+	})
+	if !first {
+		res := r.stopRes
+		res.AlreadyStopped = true
+		res.Status = "already_stopped"
+		res.Events = nil
+		return res, nil
+	}
+	return r.stopRes, r.stopErr
+}
+
+func (r *Runtime) stop(ctx context.Context) (contract.RuntimeStopResult, error) {
+	prev := r.State()
+	r.state.Store(StateStopping)
+	stopDeadline := seconds(r.limits.StopSeconds)
+	// Never wait behind an invocation longer than the stop deadline.
+	r.mu.Lock()
+	cancel, done := r.cancel, r.invDone
+	r.mu.Unlock()
+	if cancel != nil {
+		go cancel()
+		select {
+		case <-done:
+		case <-time.After(stopDeadline):
+		case <-ctx.Done():
+		}
+	}
+	res := contract.RuntimeStopResult{RuntimeID: r.handle.RuntimeID, Status: "stopped"}
+	exited := false
+	select {
+	case <-r.host.Exited():
+		exited = true
+	default:
+	}
+	crashed := prev == StateFailed || (exited && cancel == nil)
+	var stopErr error
+	if !exited && prev != StateFailed {
+		sctx, scancel := host.WithDeadline(ctx, stopDeadline)
+		stopErr = r.host.Stop(sctx, r.handle.RuntimeID)
+		scancel()
+	}
+	tctx, tcancel := context.WithTimeout(context.Background(), stopDeadline+seconds(r.limits.ExitGraceSeconds))
+	termErr := r.host.Terminate(tctx)
+	tcancel()
+	if err := os.RemoveAll(r.home); err != nil && termErr == nil {
+		termErr = fmt.Errorf("remove runtime home: %w", err)
+	}
+	res.HostCrashed = crashed || prev == StateFailed
+	md := map[string]any{"runtime_id": r.handle.RuntimeID, "host_pid": r.host.Pid(), "host_crashed": res.HostCrashed}
+	r.state.Store(StateStopped)
+	var err error
+	if stopErr != nil {
+		var he *host.Error
+		if errors.As(stopErr, &he) && he.Adapter {
+			// The adapter reported a cleanup failure; the host is gone anyway.
+			md["stop_error"] = he.Code
+		} else {
+			md["stop_error"] = fmt.Sprint(stopErr)
+		}
+	}
+	if termErr != nil {
+		res.Status = "failed"
+		err = &contract.RuntimeError{Failure: contract.Failure{Stage: contract.StageStop, Code: "host_termination_failed", Message: "could not confirm the host's process group is gone", Err: termErr}}
+		res.Error = errorInfo(contract.StageStop, err)
+	}
+	res.Events = []contract.FabricEvent{r.event(contract.EventRuntimeStop, "runtime stopped", md)}
+	return res, err
+}

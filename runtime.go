@@ -1,0 +1,129 @@
+package fabric
+
+import (
+	"context"
+	"errors"
+	"os"
+
+	"github.com/fabric-runtime/fabric/adapters/bundled"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/runtime"
+)
+
+// Runtime is one started runtime: it keeps harness state across ordered
+// invocations until Stop. It is safe for concurrent use, but takes one
+// invocation at a time: an overlapping Invoke fails at once with a
+// *StateError whose Code is "runtime_busy".
+type Runtime struct {
+	rt *runtime.Runtime
+}
+
+// InvokeOption adjusts one invocation.
+type InvokeOption func(*invokeConfig)
+
+type invokeConfig struct {
+	requestID string
+	context   map[string]any
+	events    func(contract.FabricEvent)
+}
+
+// WithRequestID sets the caller's request id (kept in the result).
+func WithRequestID(id string) InvokeOption { return func(c *invokeConfig) { c.requestID = id } }
+
+// WithContext attaches caller context (task, rollout, workflow metadata).
+func WithContext(ctx map[string]any) InvokeOption { return func(c *invokeConfig) { c.context = ctx } }
+
+// WithEvents receives the invocation's events as they happen.
+func WithEvents(fn func(contract.FabricEvent)) InvokeOption {
+	return func(c *invokeConfig) { c.events = fn }
+}
+
+// StartRuntime plans a loaded config and starts a runtime for it. The start
+// deadline, the adapter host's environment and its process group are owned
+// by Fabric; a failed start leaves nothing behind.
+func (c *Client) StartRuntime(ctx context.Context, l *Loaded) (*Runtime, error) {
+	p, err := c.Plan(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	return c.StartPlan(ctx, p)
+}
+
+// StartPlan starts a runtime for an already resolved plan.
+func (c *Client) StartPlan(ctx context.Context, p *contract.RunPlan) (*Runtime, error) {
+	rt, err := runtime.Start(ctx, p, c.runtimeOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &Runtime{rt: rt}, nil
+}
+
+func (c *Client) runtimeOptions() runtime.Options {
+	return runtime.Options{
+		HostBinary: c.hostBinary, StateDir: c.stateDir, ExtraPath: c.extraPath,
+		LookupEnv: c.lookupEnv, Key: c.key, Logger: c.logger, Env: c.env,
+	}
+}
+
+// Invoke runs one invocation with input. Cancelling ctx cancels the turn
+// and the result's status is "cancelled". A host crash or deadline gives a
+// "failed" result and leaves the runtime failed; only state errors (busy,
+// stopped, failed) are returned as errors.
+func (r *Runtime) Invoke(ctx context.Context, input any, opts ...InvokeOption) (*contract.RunResult, error) {
+	var ic invokeConfig
+	for _, o := range opts {
+		o(&ic)
+	}
+	return r.rt.Invoke(ctx, contract.RunRequest{RequestID: ic.requestID, Input: input, Context: ic.context}, ic.events)
+}
+
+// InvokeRequest runs one invocation from a full RunRequest.
+func (r *Runtime) InvokeRequest(ctx context.Context, req contract.RunRequest, events func(contract.FabricEvent)) (*contract.RunResult, error) {
+	return r.rt.Invoke(ctx, req, events)
+}
+
+// Stop stops the runtime; it is idempotent and never waits behind an
+// invocation longer than the stop deadline.
+func (r *Runtime) Stop(ctx context.Context) (contract.RuntimeStopResult, error) {
+	return r.rt.Stop(ctx)
+}
+
+// Handle returns the runtime's handle.
+func (r *Runtime) Handle() contract.RuntimeHandle { return r.rt.Handle() }
+
+// ID returns the runtime id.
+func (r *Runtime) ID() string { return r.rt.ID() }
+
+// State returns starting, active, invoking, stopping, stopped or failed.
+func (r *Runtime) State() string { return r.rt.State() }
+
+// HostPid returns the adapter host's process id.
+func (r *Runtime) HostPid() int { return r.rt.HostPid() }
+
+// Run starts a runtime, invokes it once with input and stops it. A cleanup
+// failure is joined to the invocation's error instead of replacing it.
+func (c *Client) Run(ctx context.Context, l *Loaded, input any, opts ...InvokeOption) (*contract.RunResult, error) {
+	rt, err := c.StartRuntime(ctx, l)
+	if err != nil {
+		return nil, err
+	}
+	res, invErr := rt.Invoke(ctx, input, opts...)
+	_, stopErr := rt.Stop(context.WithoutCancel(ctx))
+	return res, errors.Join(invErr, stopErr)
+}
+
+// ServeBuiltinHost runs this process as the host of a bundled adapter when
+// Fabric re-executed it for that purpose, and reports whether it did. Call
+// it first thing in main of any program that starts runtimes of bundled
+// adapters with itself as the host binary (the fabric CLI does):
+//
+//	if served, code := fabric.ServeBuiltinHost(); served {
+//		os.Exit(code)
+//	}
+func ServeBuiltinHost() (served bool, exitCode int) {
+	id := os.Getenv(runtime.EnvBuiltinAdapter)
+	if id == "" {
+		return false, 0
+	}
+	return true, bundled.Serve(context.Background(), id)
+}
