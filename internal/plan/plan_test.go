@@ -44,7 +44,7 @@ func testCatalog(t *testing.T) *catalog.Catalog {
 			"model_schema": {"type":"object","required":["provider","model","api_key_env"],"properties":{"api_key_env":{"type":"string","minLength":1}}},
 			"tool_definition_schema": {"type":"object","properties":{"kind":{"const":"module"}},"required":["kind","ref"]},
 			"workflow_schema": {"type":"object","required":["target_id"]},
-			"config": {"accepts": ` + mustJSON(allAccepts) + `, "system_instruction_modes": ["replace"]},
+			"config": {"accepts": `+mustJSON(allAccepts)+`, "system_instruction_modes": ["replace"]},
 			"telemetry": {"providers": {"relay": {"outputs": ["atif"]}}}
 		}`)},
 		{Name: "closed.json", Data: testDescriptor("test.closed", []string{}, "")},

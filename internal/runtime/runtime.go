@@ -74,7 +74,7 @@ type Runtime struct {
 	state    atomic.Value // string
 	invoking atomic.Bool
 	mu       sync.Mutex // guards below
-	cancel   func() // cancels the running invocation (cancel, grace, then hard stop)
+	cancel   func()     // cancels the running invocation (cancel, grace, then hard stop)
 	invDone  chan struct{}
 	started  []contract.FabricEvent // runtime_start, attached to the first result
 	turns    int
