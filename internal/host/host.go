@@ -175,16 +175,27 @@ func (h *Host) Stop(ctx context.Context, runtimeID string) error {
 	return h.call(ctx, hostproto.OpStop, hostproto.StopParams{RuntimeID: runtimeID}, nil)
 }
 
+// Kill closes the channel and kills the host's whole process group at
+// once, for a host that can no longer be trusted. Idempotent, and shares
+// Terminate's once: after either, the other returns the same result.
+func (h *Host) Kill(ctx context.Context) error { return h.terminate(ctx, false) }
+
 // Terminate waits up to ExitGrace (bounded by ctx) for the host to exit,
 // then kills its whole process group and waits until nothing of it is left.
 // It closes the channel and the stderr log. Idempotent.
-func (h *Host) Terminate(ctx context.Context) error {
+func (h *Host) Terminate(ctx context.Context) error { return h.terminate(ctx, true) }
+
+func (h *Host) terminate(ctx context.Context, grace bool) error {
 	h.termOnce.Do(func() {
 		h.ch.close()
-		select {
-		case <-h.proc.Done():
-		case <-time.After(h.spec.ExitGrace):
-		case <-ctx.Done():
+		if grace {
+			t := time.NewTimer(h.spec.ExitGrace)
+			select {
+			case <-h.proc.Done():
+			case <-t.C:
+			case <-ctx.Done():
+			}
+			t.Stop()
 		}
 		// Stop also reaps anything the host left in its group.
 		h.termErr = h.proc.Stop(ctx)

@@ -39,7 +39,7 @@ func runtimeErr(stage string, err error) error {
 		if len(md) == 0 {
 			md = nil
 		}
-		return &contract.RuntimeError{Failure: contract.Failure{Stage: stage, Code: he.Code, Message: he.Message, Retryable: he.Retryable, Metadata: md, Err: err}}
+		return &contract.RuntimeError{Failure: contract.Failure{Stage: stage, Code: he.Code, Message: he.Message, Retryable: he.Retryable, Metadata: md, Err: he.Err}}
 	}
 	return &contract.RuntimeError{Failure: contract.Failure{Stage: stage, Code: "runtime_error", Message: fmt.Sprint(err), Err: err}}
 }

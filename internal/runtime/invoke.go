@@ -47,14 +47,15 @@ func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink Even
 	// cancel grace) when the caller cancels.
 	tctx, tcancel := host.WithDeadline(context.Background(), seconds(r.limits.InvokeSeconds))
 	defer tcancel()
-	done := make(chan struct{})
+	done := make(chan struct{})     // closed when Invoke returns
+	returned := make(chan struct{}) // closed when the host answered or failed
 	r.mu.Lock()
 	if r.State() != StateActive { // Stop began in between
 		r.mu.Unlock()
 		return nil, stateErr(CodeRuntimeStopped, "runtime "+r.handle.RuntimeID+" is stopping")
 	}
 	r.state.Store(StateInvoking)
-	r.cancel = func() { r.cancelTurn(invocationID, tcancel, done) }
+	r.cancel = func() { r.cancelTurn(invocationID, tcancel, returned) }
 	r.invDone = done
 	r.turns++
 	first := r.turns == 1
@@ -81,7 +82,7 @@ func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink Even
 		cancelled.Add(1)
 		go func() {
 			defer cancelled.Done()
-			r.cancelTurn(invocationID, tcancel, done)
+			r.cancelTurn(invocationID, tcancel, returned)
 		}()
 	})
 	rc := r.runtimeContext(invocationID, req.RequestID)
@@ -89,6 +90,7 @@ func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink Even
 		RuntimeContext: rc,
 		Request:        contract.AgentRunRequest{Input: req.Input, Context: req.Context},
 	}, func(he hostproto.HostEvent) { col.add(r.adapterEvent(invocationID, he)) })
+	close(returned)
 	stopWatch()
 	cancelled.Wait()
 	wasCancelled := isClosed(callerCancelled)
@@ -110,16 +112,18 @@ func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink Even
 
 // cancelTurn asks the host to cancel (v2), then kills the turn after the
 // grace; a v1 host cannot cancel, so its turn ends by terminating the host.
-func (r *Runtime) cancelTurn(invocationID string, tcancel context.CancelFunc, done <-chan struct{}) {
+func (r *Runtime) cancelTurn(invocationID string, tcancel context.CancelFunc, returned <-chan struct{}) {
 	if r.plan.HostProtocol == contract.HostProtocolV2 {
 		cctx, ccancel := context.WithTimeout(context.Background(), CancelGrace)
 		_, err := r.host.Cancel(cctx, invocationID)
 		ccancel()
 		if err == nil {
+			t := time.NewTimer(CancelGrace)
+			defer t.Stop()
 			select {
-			case <-done:
+			case <-returned:
 				return
-			case <-time.After(CancelGrace):
+			case <-t.C:
 			}
 		}
 	}
@@ -236,7 +240,7 @@ func (r *Runtime) checkArtifact(a contract.AgentArtifact) (contract.ArtifactRef,
 func (r *Runtime) killHost() {
 	ctx, cancel := context.WithTimeout(context.Background(), seconds(r.limits.StopSeconds))
 	defer cancel()
-	r.host.Terminate(ctx)
+	r.host.Kill(ctx)
 }
 
 func (r *Runtime) adapterEvent(invocationID string, he hostproto.HostEvent) contract.FabricEvent {

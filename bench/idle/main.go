@@ -1,0 +1,163 @@
+// Command idle starts N idle runtimes of the bundled scripted adapter (Go
+// hosts re-executed from the fabric binary), then reports the core's RSS
+// and the hosts' RSS and PSS, and stops them all, checking nothing is left.
+//
+//	go build -o bin/fabric ./cmd/fabric && go run ./bench/idle -n 1000 -fabric bin/fabric
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	fabric "github.com/fabric-runtime/fabric"
+)
+
+const config = `
+schema_version: fabric.agent/v1alpha1
+metadata: {name: idle}
+runtime: {}
+harness: {adapter_id: fabric.scripted, settings: {response: ok}}
+`
+
+func main() {
+	n := flag.Int("n", 1000, "number of runtimes")
+	bin := flag.String("fabric", "bin/fabric", "fabric binary used as the Go adapter host")
+	parallel := flag.Int("parallel", 8, "runtimes started at once")
+	flag.Parse()
+	if err := run(*n, *bin, *parallel); err != nil {
+		fmt.Fprintln(os.Stderr, "idle:", err)
+		os.Exit(1)
+	}
+}
+
+func run(n int, bin string, parallel int) error {
+	ctx := context.Background()
+	state, err := os.MkdirTemp("", "fabric-idle-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(state)
+	client := fabric.New(fabric.WithHostBinary(bin), fabric.WithStateDir(state))
+	cfg, err := client.ParseConfig([]byte(config), "idle.yaml", fabric.LoadOptions{})
+	if err != nil {
+		return err
+	}
+	baseRSS := rssKiB("self")
+	rts := make([]*fabric.Runtime, n)
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	begin := time.Now()
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rt, err := client.StartRuntime(ctx, cfg)
+			if err == nil {
+				_, err = rt.Invoke(ctx, "warm up")
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
+			}
+			rts[i] = rt
+		}()
+	}
+	wg.Wait()
+	startAll := time.Since(begin)
+	defer func() {
+		for _, rt := range rts {
+			if rt != nil {
+				rt.Stop(ctx)
+			}
+		}
+	}()
+	if firstErr != nil {
+		return firstErr
+	}
+	time.Sleep(2 * time.Second) // let hosts settle to their idle state
+	runtime.GC()
+	coreRSS := rssKiB("self")
+	var rss, pss []int
+	for _, rt := range rts {
+		pid := strconv.Itoa(rt.HostPid())
+		rss = append(rss, rssKiB(pid))
+		pss = append(pss, pssKiB(pid))
+	}
+	fmt.Printf("runtimes: %d (started in %s, %d at a time)\n", n, startAll.Round(time.Millisecond), parallel)
+	fmt.Printf("core RSS: %.1f MiB (%.1f MiB before starting)\n", mib(coreRSS), mib(baseRSS))
+	fmt.Printf("host RSS: median %.2f MiB, max %.2f MiB\n", mib(median(rss)), mib(maxOf(rss)))
+	fmt.Printf("host PSS: median %.2f MiB, max %.2f MiB (shared pages divided among hosts)\n", mib(median(pss)), mib(maxOf(pss)))
+	stopBegin := time.Now()
+	for i, rt := range rts {
+		if _, err := rt.Stop(ctx); err != nil {
+			return fmt.Errorf("stop %d: %w", i, err)
+		}
+	}
+	fmt.Printf("stopped all in %s\n", time.Since(stopBegin).Round(time.Millisecond))
+	if entries, _ := os.ReadDir(state); len(entries) > 0 {
+		return fmt.Errorf("%d runtime homes left behind", len(entries))
+	}
+	return nil
+}
+
+func rssKiB(pid string) int { return statusField(pid, "VmRSS:") }
+
+func statusField(pid, key string) int {
+	f, err := os.Open("/proc/" + pid + "/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if strings.HasPrefix(sc.Text(), key) {
+			v, _ := strconv.Atoi(strings.Fields(sc.Text())[1])
+			return v
+		}
+	}
+	return 0
+}
+
+func pssKiB(pid string) int {
+	data, err := os.ReadFile("/proc/" + pid + "/smaps_rollup")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(line, "Pss:") {
+			v, _ := strconv.Atoi(strings.Fields(line)[1])
+			return v
+		}
+	}
+	return 0
+}
+
+func mib(kib int) float64 { return float64(kib) / 1024 }
+
+func median(v []int) int {
+	s := append([]int(nil), v...)
+	sort.Ints(s)
+	return s[len(s)/2]
+}
+
+func maxOf(v []int) int {
+	m := 0
+	for _, x := range v {
+		m = max(m, x)
+	}
+	return m
+}
