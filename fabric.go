@@ -58,6 +58,16 @@ func WithExtraPath(dirs ...string) Option {
 	return func(c *Client) { c.extraPath = append(c.extraPath, dirs...) }
 }
 
+// HostBinaryName is the small binary that hosts bundled adapters
+// (cmd/fabric-host); when it sits beside the running program it is used by
+// default.
+const HostBinaryName = "fabric-host"
+
+func isExecutable(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0
+}
+
 // WithHostBinary sets the executable re-executed as the host of bundled
 // adapters (default: the running program, which must then call
 // ServeBuiltinHost first thing in main; or point this at the fabric CLI).
@@ -77,6 +87,11 @@ func New(opts ...Option) *Client {
 	if exe, err := os.Executable(); err == nil {
 		c.executable = exe
 		c.hostBinary = exe
+		// A fabric-host binary beside this one hosts bundled adapters with a
+		// smaller footprint than re-executing this program.
+		if h := filepath.Join(filepath.Dir(exe), HostBinaryName); isExecutable(h) {
+			c.hostBinary = h
+		}
 	}
 	for _, o := range opts {
 		o(c)
@@ -128,7 +143,7 @@ func (c *Client) ParseConfig(data []byte, name string, opts LoadOptions) (*Loade
 func (c *Client) catalog(baseDir string, cfg *contract.FabricConfig) (*catalog.Catalog, error) {
 	prefixes, nodeModules := catalog.DefaultSearch(baseDir, c.getenv, c.executable)
 	opts := catalog.Options{
-		Bundled:           bundled.Descriptors(),
+		Bundled:           bundledDescriptors(),
 		InstalledPrefixes: prefixes,
 		NodeModules:       nodeModules,
 		BaseDir:           baseDir,
@@ -142,6 +157,14 @@ func (c *Client) catalog(baseDir string, cfg *contract.FabricConfig) (*catalog.C
 		}
 	}
 	return catalog.Discover(opts)
+}
+
+func bundledDescriptors() []catalog.Bundled {
+	var out []catalog.Bundled
+	for _, d := range bundled.Descriptors() {
+		out = append(out, catalog.Bundled{Name: d.Name, Data: d.Data})
+	}
+	return out
 }
 
 // Plan resolves a loaded config into a RunPlan. On failure the error joins

@@ -7,10 +7,11 @@ cd "$(dirname "$0")/.."
 count=${COUNT:-5}
 mkdir -p bin
 go build -o bin/fabric ./cmd/fabric
-echo "== invoke overhead and start-to-ready (go test -bench, $count runs each)"
-go test -run '^$' -bench 'BenchmarkInvoke|BenchmarkStartToReady' -benchtime=${BENCHTIME:-2s} -count "$count" ./internal/runtime/ | tee /tmp/fabric-bench.txt
+go build -o bin/fabric-host ./cmd/fabric-host
+echo "== invoke overhead and start-to-ready, Go hosts run as bin/fabric-host (go test -bench, $count runs each)"
+FABRIC_TEST_HOST=$PWD/bin/fabric-host go test -run '^$' -bench 'BenchmarkInvoke|BenchmarkStartToReady' -benchtime=${BENCHTIME:-2s} -count "$count" ./internal/runtime/ | tee /tmp/fabric-bench.txt
 go run ./bench/median </tmp/fabric-bench.txt
 echo "== wire protocol alone"
 go test -run '^$' -bench 'BenchmarkV1RoundTrip|BenchmarkV2Call' -count 3 ./internal/wire/ | grep Benchmark
 echo "== ${IDLE_N:-1000} idle runtimes"
-go run ./bench/idle -n "${IDLE_N:-1000}" -fabric bin/fabric
+go run ./bench/idle -n "${IDLE_N:-1000}" -host bin/fabric-host

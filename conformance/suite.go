@@ -13,6 +13,7 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/contract/validate"
 )
 
 // DefaultItemTimeout bounds one item.
@@ -47,7 +48,7 @@ type suite struct {
 	client    *fabric.Client
 	profile   Profile
 	opts      Options
-	validator *contract.Validator
+	validator *validate.Validator
 	tmp       string // scratch root
 	baseDir   string // base_dir of every config
 	info      *fabric.AdapterInfo
@@ -98,7 +99,7 @@ func Run(ctx context.Context, c *fabric.Client, profile Profile, opts Options) R
 		c = fabric.New(opts.ClientOptions...)
 	}
 	rep := Report{Adapter: profile.AdapterID}
-	s := &suite{client: c, profile: profile, opts: opts, validator: contract.NewValidator()}
+	s := &suite{client: c, profile: profile, opts: opts, validator: validate.NewValidator()}
 	if err := s.setup(ctx); err != nil {
 		s.record(&rep, Item{ID: "0", Name: "setup", Verdict: Fail, Detail: err.Error()})
 		rep.Elapsed = time.Since(start)

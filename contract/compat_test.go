@@ -16,6 +16,7 @@ import (
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/contract/validate"
 )
 
 // Upstream compatibility: our southbound documents must validate against the
@@ -154,7 +155,7 @@ func TestUpstreamSouthboundDocuments(t *testing.T) {
 			if err := validateUpstream(t, up, doc); err != nil {
 				t.Errorf("upstream %s rejects our sample %d: %v", name, i, err)
 			}
-			if err := contract.NewValidator().ValidateValue(name, doc); err != nil {
+			if err := validate.NewValidator().ValidateValue(name, doc); err != nil {
 				t.Errorf("our %s rejects sample %d: %v", name, i, err)
 			}
 		}
@@ -343,10 +344,10 @@ func TestUpstreamPiDescriptorRoundTrip(t *testing.T) {
 	if err := validateUpstream(t, up, json.RawMessage(again)); err != nil {
 		t.Errorf("upstream adapter-descriptor rejects the re-marshalled pi descriptor: %v", err)
 	}
-	if err := contract.Validate("adapter-descriptor", orig); err != nil {
+	if err := validate.Validate("adapter-descriptor", orig); err != nil {
 		t.Errorf("our adapter-descriptor rejects the upstream pi descriptor: %v", err)
 	}
-	if err := contract.Validate("adapter-descriptor", again); err != nil {
+	if err := validate.Validate("adapter-descriptor", again); err != nil {
 		t.Errorf("our adapter-descriptor rejects the re-marshalled pi descriptor: %v", err)
 	}
 	// Semantic comparison: identical once upstream's documented defaults

@@ -16,6 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/contract/validate"
 )
 
 var update = flag.Bool("update", false, "rewrite ../schemas from the Go types instead of comparing")
@@ -152,7 +153,7 @@ func TestFabricConfigSchemaShape(t *testing.T) {
 // them against our generated schemas, then round-trips them through the Go
 // type and checks nothing changed.
 func TestSamplesValidate(t *testing.T) {
-	v := contract.NewValidator()
+	v := validate.NewValidator()
 	all := samples()
 	for _, name := range contract.SchemaNames() {
 		docs := all[name]
@@ -234,7 +235,7 @@ func TestSchemasReject(t *testing.T) {
 		{"check report bad outcome", "check-report", `{"schema_version":"fabric.check/v1alpha1","scope":"server","runtime_id":null,"outcome":"ok","observations":[],"started_at_millis":0,"finished_at_millis":0,"elapsed_millis":0}`},
 		{"service reference extra key", "service-reference", `{"adapter_id":"a","service_type":"t","token":"secret"}`},
 	}
-	v := contract.NewValidator()
+	v := validate.NewValidator()
 	for _, c := range cases {
 		if err := v.Validate(c.schema, []byte(c.doc)); err == nil {
 			t.Errorf("%s: %s accepted %s", c.name, c.schema, c.doc)
@@ -256,7 +257,7 @@ func TestSchemasAcceptUpstreamStyle(t *testing.T) {
 		{"adapter-descriptor", `{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"a","adapter_kind":"process","settings_schema":null,"capabilities":{"streaming":true},"config":{"accepts":["models"],"future":1},"future_top_level":true}`},
 		{"adapter-descriptor", `{"contract_version":"fabric.adapter/v1alpha1","adapter_id":"a","harness":"codex","adapter_kind":"python","runner":{"module":"x.host"}}`},
 	}
-	v := contract.NewValidator()
+	v := validate.NewValidator()
 	for _, c := range cases {
 		if err := v.Validate(c.schema, []byte(c.doc)); err != nil {
 			t.Errorf("%s rejected %s: %v", c.schema, c.doc, err)
@@ -330,7 +331,7 @@ func TestMCPAuthenticationVariants(t *testing.T) {
 }
 
 func TestValidatorErrors(t *testing.T) {
-	v := contract.NewValidator()
+	v := validate.NewValidator()
 	if err := v.Validate("nope", []byte(`{}`)); err == nil {
 		t.Error("unknown schema accepted")
 	}
@@ -341,13 +342,13 @@ func TestValidatorErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "invocation-handle") || !strings.Contains(err.Error(), "runtime_id") {
 		t.Errorf("missing runtime_id: err = %v, want one naming the schema and the property", err)
 	}
-	if err := contract.Validate("invocation-handle", []byte(`{"invocation_id":"i","request_id":"r","runtime_id":"x"}`)); err != nil {
+	if err := validate.Validate("invocation-handle", []byte(`{"invocation_id":"i","request_id":"r","runtime_id":"x"}`)); err != nil {
 		t.Errorf("package-level Validate: %v", err)
 	}
 }
 
 func TestValidatorConcurrent(t *testing.T) {
-	v := contract.NewValidator()
+	v := validate.NewValidator()
 	all := samples()
 	var wg sync.WaitGroup
 	for range 4 {

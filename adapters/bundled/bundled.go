@@ -1,5 +1,6 @@
-// Package bundled lists the adapters compiled into the fabric binary: their
-// embedded descriptors for the catalog, and their hosts for re-execution.
+// Package bundled lists the adapters compiled into Fabric: their embedded
+// descriptors for the catalog, and their hosts for re-execution. It links
+// no planning or validation code, so that a host process starts fast.
 package bundled
 
 import (
@@ -9,12 +10,17 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapters/scripted"
-	"github.com/fabric-runtime/fabric/internal/catalog"
 )
 
+// Descriptor is one embedded descriptor document.
+type Descriptor struct {
+	Name string // file name
+	Data []byte
+}
+
 // Descriptors returns every bundled descriptor, in a fixed order.
-func Descriptors() []catalog.Bundled {
-	return []catalog.Bundled{
+func Descriptors() []Descriptor {
+	return []Descriptor{
 		{Name: "scripted.fabric-adapter.json", Data: scripted.Descriptor},
 		{Name: "scripted-v1.fabric-adapter.json", Data: scripted.DescriptorV1},
 	}

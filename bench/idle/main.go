@@ -2,7 +2,7 @@
 // hosts re-executed from the fabric binary), then reports the core's RSS
 // and the hosts' RSS and PSS, and stops them all, checking nothing is left.
 //
-//	go build -o bin/fabric ./cmd/fabric && go run ./bench/idle -n 1000 -fabric bin/fabric
+//	go build -o bin/fabric-host ./cmd/fabric-host && go run ./bench/idle -n 1000 -host bin/fabric-host
 package main
 
 import (
@@ -30,7 +30,7 @@ harness: {adapter_id: fabric.scripted, settings: {response: ok}}
 
 func main() {
 	n := flag.Int("n", 1000, "number of runtimes")
-	bin := flag.String("fabric", "bin/fabric", "fabric binary used as the Go adapter host")
+	bin := flag.String("host", "bin/fabric-host", "binary that hosts the bundled Go adapter (bin/fabric-host, or bin/fabric to re-execute the CLI)")
 	parallel := flag.Int("parallel", 8, "runtimes started at once")
 	flag.Parse()
 	if err := run(*n, *bin, *parallel); err != nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/contract/validate"
 	"github.com/fabric-runtime/fabric/internal/catalog"
 )
 
@@ -353,7 +354,7 @@ func TestAgentConfigProjectionValidatesSouthbound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := contract.Validate("agent-config", b); err != nil {
+	if err := validate.Validate("agent-config", b); err != nil {
 		t.Fatalf("projection does not validate: %v\n%s", err, b)
 	}
 	s := string(b)

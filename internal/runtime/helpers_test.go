@@ -33,7 +33,11 @@ func testPlan(t testing.TB, adapter string, settings map[string]any, mutate ...f
 	for _, m := range mutate {
 		m(&cfg)
 	}
-	cat, err := catalog.Discover(catalog.Options{Bundled: bundled.Descriptors(), LocalPaths: localDescriptorPaths(t)})
+	var descs []catalog.Bundled
+	for _, d := range bundled.Descriptors() {
+		descs = append(descs, catalog.Bundled{Name: d.Name, Data: d.Data})
+	}
+	cat, err := catalog.Discover(catalog.Options{Bundled: descs, LocalPaths: localDescriptorPaths(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +59,16 @@ func localDescriptorPaths(t testing.TB) []string {
 	return []string{abs}
 }
 
+// testOptions hosts bundled adapters in the test binary itself, or in
+// $FABRIC_TEST_HOST (bench/run.sh points it at bin/fabric-host).
 func testOptions(t testing.TB) Options {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if h := os.Getenv("FABRIC_TEST_HOST"); h != "" {
+		exe = h
 	}
 	return Options{HostBinary: exe, StateDir: t.TempDir()}
 }

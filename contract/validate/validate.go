@@ -1,16 +1,23 @@
-package contract
+// Package validate checks Fabric documents against the JSON Schemas
+// generated from the contract types. It is kept out of package contract so
+// that adapter hosts, which link contract, do not pay the validator's
+// start-up cost.
+package validate
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"sync"
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/fabric-runtime/fabric/contract"
 )
 
 // Validator checks documents against the schemas generated from this
-// package's types (see GenerateSchema). Each schema is compiled the first
+// contract package's types (see contract.GenerateSchema). Each schema is compiled the first
 // time it is used. A Validator is safe for concurrent use.
 type Validator struct {
 	schemas map[string]*lazySchema // fixed at construction
@@ -23,10 +30,10 @@ type lazySchema struct {
 	err    error
 }
 
-// NewValidator returns a Validator for every name in SchemaNames.
+// NewValidator returns a Validator for every name in contract.SchemaNames.
 func NewValidator() *Validator {
 	v := &Validator{schemas: make(map[string]*lazySchema)}
-	for _, d := range Schemas() {
+	for _, d := range contract.Schemas() {
 		v.schemas[d.Name] = &lazySchema{name: d.Name}
 	}
 	return v
@@ -44,7 +51,7 @@ func Validate(name string, doc []byte) error {
 func (v *Validator) Validate(name string, doc []byte) error {
 	l, ok := v.schemas[name]
 	if !ok {
-		return unknownSchemaError(name)
+		return fmt.Errorf("contract: unknown schema %q (known: %s)", name, strings.Join(contract.SchemaNames(), ", "))
 	}
 	s, err := l.compiled()
 	if err != nil {
@@ -78,7 +85,7 @@ func (l *lazySchema) compiled() (*jsv.Schema, error) {
 }
 
 func compileGenerated(name string) (*jsv.Schema, error) {
-	raw, err := GenerateSchema(name)
+	raw, err := contract.GenerateSchema(name)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,25 @@
+// Command fabric-host hosts one bundled Go adapter for a Fabric runtime. The
+// core starts it with FABRIC_BUILTIN_ADAPTER set; it links only the adapters
+// and adapterkit, so it starts faster and uses less memory than re-executing
+// the full fabric binary (which can host them too).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/fabric-runtime/fabric/adapters/bundled"
+)
+
+// envBuiltinAdapter matches internal/runtime.EnvBuiltinAdapter.
+const envBuiltinAdapter = "FABRIC_BUILTIN_ADAPTER"
+
+func main() {
+	name := os.Getenv(envBuiltinAdapter)
+	if name == "" {
+		fmt.Fprintln(os.Stderr, "fabric-host: hosts a bundled adapter for a Fabric runtime; it is started by Fabric, not by hand")
+		os.Exit(2)
+	}
+	os.Exit(bundled.Serve(context.Background(), name))
+}
