@@ -184,9 +184,7 @@ func TestHostKilledMidInvoke(t *testing.T) {
 			if res.Status != contract.StatusFailed || res.Error.Code != host.CodeHostCrashed {
 				t.Fatalf("result %s %+v", res.Status, res.Error)
 			}
-			if elapsed > 100*time.Millisecond {
-				t.Logf("failure noticed after %s (target 100ms)", elapsed)
-			}
+			t.Logf("crash noticed %s after SIGKILL (target 100ms)", elapsed)
 			if elapsed > time.Second {
 				t.Errorf("failure noticed after %s", elapsed)
 			}
