@@ -292,6 +292,29 @@ func (d *decoder) reply(n *yaml.Node, path string, depth int, r *Reply) error {
 				"message":     d.str(&r.Error.Message),
 				"type":        d.str(&r.Error.Type),
 				"retry_after": d.integer(&r.Error.RetryAfter, -1, 86400, "a number of seconds (-1 for none)"),
+				"headers": func(n *yaml.Node, p string) error {
+					r.Error.Headers = map[string]string{}
+					m, err := d.resolve(n, p)
+					if err != nil {
+						return err
+					}
+					if m.Kind != yaml.MappingNode {
+						return fmt.Errorf("%s: must be a mapping, not %s%s", p, kindName(m), at(m))
+					}
+					fields := map[string]func(*yaml.Node, string) error{}
+					for i := 0; i+1 < len(m.Content); i += 2 {
+						name := m.Content[i].Value
+						fields[name] = func(n *yaml.Node, p string) error {
+							var v string
+							if err := d.str(&v)(n, p); err != nil {
+								return err
+							}
+							r.Error.Headers[name] = v
+							return nil
+						}
+					}
+					return d.mapping(m, p, depth+2, fields)
+				},
 			})
 			if err == nil && !sawStatus {
 				err = fmt.Errorf("%s.status: missing%s", p, at(n))

@@ -35,7 +35,8 @@ type Request struct {
 	Stream   bool   `json:"stream"`
 	// Tools are the names of the tools the request offered.
 	Tools []string `json:"tools,omitempty"`
-	// UserText is the text of the last user message (the turn's prompt).
+	// UserText is the text of the last user message (the turn's prompt),
+	// cut at 4 KiB.
 	UserText string `json:"user_text,omitempty"`
 	// ToolResult is true when the current turn already holds a tool result.
 	ToolResult bool `json:"tool_result,omitempty"`
@@ -80,6 +81,9 @@ func (r *Request) clone() Request {
 	c.Headers = maps.Clone(r.Headers)
 	return c
 }
+
+// size is what a record's body costs.
+func (r *Request) size() int64 { return int64(len(r.Body) + len(r.BodyText)) }
 
 const redacted = "[redacted]"
 
@@ -156,6 +160,20 @@ func (r *Request) setBody(body []byte, secrets []string) {
 		t = t[:maxBodyText]
 	}
 	r.BodyText = strings.ToValidUTF8(string(t), string(utf8.RuneError))
+}
+
+// maxUserText bounds Request.UserText (the whole text is in the body).
+const maxUserText = 4 << 10
+
+// truncate cuts s to at most n bytes on a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // scrubString removes credential values from a recorded string.

@@ -2,6 +2,7 @@ package modelstub
 
 import (
 	"fmt"
+	"maps"
 	"strings"
 )
 
@@ -48,10 +49,11 @@ const DefaultSideText = "Fabric model stub"
 //   - a generation request offering exactly one tool that is not shell-like
 //     and forcing the model to call it (tool_choice required/any/named,
 //     Gemini mode ANY), the way Qwen Code's respond_in_schema queries look;
-//   - a generation request offering no tools whose system prompt (or last
-//     user message) asks for a title, summary, classification, topic,
-//     memory extraction, routing or a command prefix, or whose output token
-//     limit is 1 (quota probes).
+//   - a generation request offering no tools whose system prompt mentions
+//     a title, summary, classification, category, topic, memory, extraction,
+//     routing, a (command) prefix or a slug, or whose last user message asks
+//     to generate a title or summarize the conversation, or whose output
+//     token limit is 1 (quota probes).
 //
 // A side request is answered by the first rule with `side: true` (or with a
 // `path` and no `side: false`) that matches it; otherwise with a reply shaped
@@ -155,6 +157,9 @@ type ErrorReply struct {
 	// RetryAfter is the retry-after header in seconds; 429 and 503 get 1
 	// when it is 0. Negative means no header.
 	RetryAfter int `yaml:"retry_after,omitempty" json:"retry_after,omitempty"`
+	// Headers are extra response headers, for example x-should-retry:
+	// "false", which the OpenAI and Anthropic SDKs obey.
+	Headers map[string]string `yaml:"headers,omitempty" json:"headers,omitempty"`
 }
 
 // Validate reports the first invalid value, naming its path.
@@ -214,6 +219,14 @@ func (r *Reply) validate(path string) error {
 		if r.Text != "" || r.ToolCall != nil {
 			return fmt.Errorf("%s.error: an error reply cannot also have text or a tool_call", path)
 		}
+		for k, v := range r.Error.Headers {
+			if !validHeaderName(k) {
+				return fmt.Errorf("%s.error.headers: %q is not a valid header name", path, k)
+			}
+			if strings.ContainsAny(v, "\r\n\x00") {
+				return fmt.Errorf("%s.error.headers.%s: the value must be one line", path, k)
+			}
+		}
 	}
 	if tc := r.ToolCall; tc != nil {
 		if tc.Tool == "" && strings.TrimSpace(tc.Command) == "" {
@@ -221,6 +234,18 @@ func (r *Reply) validate(path string) error {
 		}
 	}
 	return nil
+}
+
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c > 0x7e || c <= ' ' || strings.ContainsRune("\"(),/:;<=>?@[\\]{}", c) {
+			return false
+		}
+	}
+	return true
 }
 
 // clone returns a deep enough copy for the server to own.
@@ -253,6 +278,7 @@ func (r Reply) clone() Reply {
 	}
 	if r.Error != nil {
 		e := *r.Error
+		e.Headers = maps.Clone(e.Headers)
 		r.Error = &e
 	}
 	return r
