@@ -58,6 +58,12 @@ func WithExtraPath(dirs ...string) Option {
 	return func(c *Client) { c.extraPath = append(c.extraPath, dirs...) }
 }
 
+// EnvHarnessPath lists directories (like PATH) where harness binaries and
+// their runtimes are found; they come first on every adapter host's PATH and
+// are searched by doctor. harnesses/install.sh prints the value for this
+// checkout.
+const EnvHarnessPath = "FABRIC_HARNESS_PATH"
+
 // HostBinaryName is the small binary that hosts bundled adapters
 // (cmd/fabric-host); when it sits beside the running program it is used by
 // default.
@@ -91,6 +97,11 @@ func New(opts ...Option) *Client {
 		// smaller footprint than re-executing this program.
 		if h := filepath.Join(filepath.Dir(exe), HostBinaryName); isExecutable(h) {
 			c.hostBinary = h
+		}
+	}
+	for _, dir := range filepath.SplitList(c.getenv(EnvHarnessPath)) {
+		if dir != "" {
+			c.extraPath = append(c.extraPath, dir)
 		}
 	}
 	for _, o := range opts {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/adapters/scripted"
 )
 
@@ -20,6 +21,7 @@ func Descriptors() []Descriptor {
 	return []Descriptor{
 		{Name: "scripted.fabric-adapter.json", Data: scripted.Descriptor},
 		{Name: "scripted-v1.fabric-adapter.json", Data: scripted.DescriptorV1},
+		{Name: "claude.fabric-adapter.json", Data: claude.Descriptor},
 	}
 }
 
@@ -28,6 +30,8 @@ func Lookup(name string) (adapterkit.Adapter, bool) {
 	switch name {
 	case scripted.ID:
 		return scripted.New(), true
+	case claude.ID:
+		return claude.New(), true
 	}
 	return nil, false
 }

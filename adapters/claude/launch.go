@@ -1,0 +1,539 @@
+package claude
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/contract"
+)
+
+// Error codes the adapter reports.
+const (
+	CodeInvalidSettings    = "claude_invalid_settings"
+	CodeInvalidConfig      = "claude_invalid_config"
+	CodeAPIKeyMissing      = "claude_api_key_missing"
+	CodeBinaryNotFound     = "claude_binary_not_found"
+	CodeStartFailed        = "claude_start_failed"
+	CodeInitializeFailed   = "claude_initialize_failed"
+	CodeExited             = "claude_exited"
+	CodeIO                 = "claude_io"
+	CodeModelRateLimited   = "model_rate_limited"
+	CodeModelError         = "model_error"
+	CodeModelAuth          = "model_auth_failed"
+	CodeMaxTurns           = "max_turns_exceeded"
+	CodeBudgetExceeded     = "budget_exceeded"
+	CodeExecutionError     = "claude_execution_error"
+	CodeStructuredOutput   = "claude_structured_output_failed"
+	CodeClaudeError        = "claude_error"
+	defaultAnthropicKeyEnv = "ANTHROPIC_API_KEY"
+)
+
+// Dirs are a runtime's private directories, all under Root, itself under
+// the runtime's home (FABRIC_HOME).
+type Dirs struct {
+	Root   string // <home>/claude
+	Home   string // HOME of the claude process
+	Config string // CLAUDE_CONFIG_DIR (Home/.claude)
+	Tmp    string // TMPDIR, removed at stop
+}
+
+// NewDirs lays out the private directories under home.
+func NewDirs(home string) Dirs {
+	root := filepath.Join(home, "claude")
+	h := filepath.Join(root, "home")
+	return Dirs{Root: root, Home: h, Config: filepath.Join(h, ".claude"), Tmp: filepath.Join(root, "tmp")}
+}
+
+// launchInput is everything the translation reads.
+type launchInput struct {
+	Config   contract.AgentConfig
+	Settings Settings
+	Dirs     Dirs
+	// Environ is the host's environment (os.Environ()); the key is read
+	// from it and the child's environment starts from it.
+	Environ []string
+	// IsRoot: the host runs as root (IS_SANDBOX for bypassPermissions).
+	IsRoot bool
+	// TelemetryEnv is the runtime context's telemetry environment.
+	TelemetryEnv map[string]string
+}
+
+// launch is the translated command line, environment and files of the
+// claude process. It is never logged whole: Env holds the model key.
+type launch struct {
+	Args []string
+	Env  []string
+	// Files are written (0600) before the process starts: the MCP config
+	// and the system prompt.
+	Files map[string][]byte
+	// Links are symlinks to create: link path -> target (skills).
+	Links map[string]string
+	// Dirs to create (0700) besides Dirs' own.
+	MkDirs []string
+	// Model is the model id passed with --model ("" for the default).
+	Model string
+	// KeyEnv names the variable the key came from ("" when none).
+	KeyEnv string
+	// key is the key's value, kept only to scrub it from outputs.
+	key string
+}
+
+// settingSources returns the sources passed to --setting-sources: the
+// configured ones, plus user (the private config dir that holds the
+// skills) when skills are installed there.
+func settingSources(s Settings, userSkills bool) []string {
+	out := slices.Clone(s.SettingSources)
+	if userSkills && !slices.Contains(out, SourceUser) {
+		out = append([]string{SourceUser}, out...)
+	}
+	return out
+}
+
+// buildLaunch translates the agent config and settings into the claude
+// command line, environment and files.
+func buildLaunch(in launchInput) (*launch, error) {
+	l := &launch{Files: map[string][]byte{}, Links: map[string]string{}}
+	s := in.Settings
+	args := []string{
+		"-p",
+		"--input-format", "stream-json",
+		"--output-format", "stream-json",
+		"--verbose",
+		"--include-partial-messages",
+		"--no-session-persistence",
+		"--permission-mode", s.PermissionMode,
+	}
+
+	model, err := selectModel(in.Config.Models)
+	if err != nil {
+		return nil, adapterkit.Errorf(CodeInvalidConfig, "%v", err)
+	}
+	env := baseEnv(in.Environ)
+	for k, v := range s.Env {
+		env[k] = v
+	}
+	for k, v := range in.TelemetryEnv {
+		env[k] = v
+	}
+	if model != nil {
+		l.Model = model.Model
+		args = append(args, "--model", model.Model)
+		if model.BaseURL != nil && strings.TrimSpace(*model.BaseURL) != "" {
+			env["ANTHROPIC_BASE_URL"] = anthropicBaseURL(*model.BaseURL)
+		}
+		keyEnv := ""
+		if model.APIKeyEnv != nil {
+			keyEnv = *model.APIKeyEnv
+		}
+		switch {
+		case keyEnv != "":
+			v, ok := lookup(in.Environ, keyEnv)
+			if !ok || v == "" {
+				return nil, adapterkit.Errorf(CodeAPIKeyMissing, "the model key variable %s (models.*.api_key_env) is not set", keyEnv)
+			}
+			l.KeyEnv, l.key = keyEnv, v
+		case model.Provider == "anthropic":
+			if v, ok := lookup(in.Environ, defaultAnthropicKeyEnv); ok && v != "" {
+				l.KeyEnv, l.key = defaultAnthropicKeyEnv, v
+			}
+		default:
+			return nil, adapterkit.Errorf(CodeInvalidConfig, "provider %q needs api_key_env and base_url", model.Provider)
+		}
+		if model.Provider != "anthropic" && (model.BaseURL == nil || strings.TrimSpace(*model.BaseURL) == "") {
+			return nil, adapterkit.Errorf(CodeInvalidConfig, "provider %q needs base_url", model.Provider)
+		}
+		if l.key != "" {
+			env["ANTHROPIC_API_KEY"] = l.key
+		}
+	} else if v, ok := lookup(in.Environ, defaultAnthropicKeyEnv); ok && v != "" {
+		l.KeyEnv, l.key = defaultAnthropicKeyEnv, v
+		env["ANTHROPIC_API_KEY"] = v
+	}
+
+	// Skills: the native skills directory of the private config dir (a
+	// user-source skill), or a session plugin with --bare, which does not
+	// read user skills.
+	skills, err := resolveSkills(in.Config.Skills)
+	if err != nil {
+		return nil, adapterkit.Errorf(CodeInvalidConfig, "%v", err)
+	}
+	userSkills := len(skills) > 0 && !s.Bare
+	if len(skills) > 0 {
+		skillDir := filepath.Join(in.Dirs.Config, "skills")
+		if s.Bare {
+			plugin := filepath.Join(in.Dirs.Root, "plugin")
+			skillDir = filepath.Join(plugin, "skills")
+			manifest, _ := json.Marshal(map[string]string{"name": "fabric", "version": "0.0.0", "description": "Skills configured through Fabric (skills.paths)"})
+			l.Files[filepath.Join(plugin, ".claude-plugin", "plugin.json")] = manifest
+			args = append(args, "--plugin-dir", plugin)
+		}
+		l.MkDirs = append(l.MkDirs, skillDir)
+		for _, sk := range skills {
+			l.Links[filepath.Join(skillDir, sk.name)] = sk.dir
+		}
+	}
+	args = append(args, "--setting-sources", strings.Join(settingSources(s, userSkills), ","))
+	if s.Bare {
+		args = append(args, "--bare")
+	}
+	if s.MaxBudgetUSD != nil {
+		args = append(args, "--max-budget-usd", strconv.FormatFloat(*s.MaxBudgetUSD, 'f', -1, 64))
+	}
+	if rt := in.Config.Runtime; rt != nil && rt.MaxTurns != nil {
+		args = append(args, "--max-turns", strconv.FormatUint(uint64(*rt.MaxTurns), 10))
+	}
+	if s.Effort != "" {
+		args = append(args, "--effort", s.Effort)
+	}
+	if ins := in.Config.Instructions; ins != nil && ins.System != nil && strings.TrimSpace(ins.System.Content) != "" {
+		path := filepath.Join(in.Dirs.Root, "system-prompt.md")
+		l.Files[path] = []byte(ins.System.Content)
+		switch ins.System.Mode {
+		case "", contract.InstructionMode("replace"):
+			args = append(args, "--system-prompt-file", path)
+		case contract.InstructionMode("append"):
+			args = append(args, "--append-system-prompt-file", path)
+		default:
+			return nil, adapterkit.Errorf(CodeInvalidConfig, "instructions.system.mode %q is not replace or append", ins.System.Mode)
+		}
+	}
+
+	allowed, disallowed, builtins, restrict := toolPolicy(in.Config.Tools)
+	if in.Config.MCP != nil && len(in.Config.MCP.Servers) > 0 {
+		doc, mAllowed, mDisallowed, err := mcpConfig(in.Config.MCP.Servers)
+		if err != nil {
+			return nil, adapterkit.Errorf(CodeInvalidConfig, "%v", err)
+		}
+		path := filepath.Join(in.Dirs.Root, "mcp.json")
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return nil, adapterkit.Errorf(CodeInvalidConfig, "mcp: %v", err)
+		}
+		l.Files[path] = b
+		args = append(args, "--mcp-config", path, "--strict-mcp-config")
+		allowed = appendUnique(allowed, mAllowed...)
+		disallowed = appendUnique(disallowed, mDisallowed...)
+	}
+	if restrict {
+		args = append(args, "--tools", strings.Join(builtins, ","))
+	}
+	if len(allowed) > 0 {
+		args = append(args, "--allowedTools", strings.Join(allowed, ","))
+	}
+	if len(disallowed) > 0 {
+		args = append(args, "--disallowedTools", strings.Join(disallowed, ","))
+	}
+	l.Args = args
+
+	// Fabric's own variables win over everything above.
+	env["HOME"] = in.Dirs.Home
+	env["CLAUDE_CONFIG_DIR"] = in.Dirs.Config
+	env["TMPDIR"] = in.Dirs.Tmp
+	env["TMP"] = in.Dirs.Tmp
+	env["TEMP"] = in.Dirs.Tmp
+	env["XDG_CONFIG_HOME"] = filepath.Join(in.Dirs.Home, ".config")
+	env["XDG_CACHE_HOME"] = filepath.Join(in.Dirs.Home, ".cache")
+	env["XDG_DATA_HOME"] = filepath.Join(in.Dirs.Home, ".local", "share")
+	env["XDG_STATE_HOME"] = filepath.Join(in.Dirs.Home, ".local", "state")
+	env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
+	env["DISABLE_AUTOUPDATER"] = "1"
+	env["DISABLE_TELEMETRY"] = "1"
+	env["DISABLE_ERROR_REPORTING"] = "1"
+	env["DISABLE_BUG_COMMAND"] = "1"
+	if s.MaxRetries != nil {
+		env["CLAUDE_CODE_MAX_RETRIES"] = strconv.Itoa(*s.MaxRetries)
+	}
+	if in.IsRoot && s.PermissionMode == PermissionBypass {
+		env["IS_SANDBOX"] = "1"
+	}
+	l.Env = environ(env)
+	return l, nil
+}
+
+// selectModel picks the model role as the plan does: "default", else the
+// only role; several roles without "default" are ambiguous.
+func selectModel(models map[string]contract.AgentModel) (*contract.AgentModel, error) {
+	switch {
+	case len(models) == 0:
+		return nil, nil
+	case len(models) == 1:
+		for _, m := range models {
+			return &m, nil
+		}
+	}
+	if m, ok := models["default"]; ok {
+		return &m, nil
+	}
+	roles := make([]string, 0, len(models))
+	for k := range models {
+		roles = append(roles, k)
+	}
+	sort.Strings(roles)
+	return nil, fmt.Errorf("models: %d roles %v and none is named \"default\"", len(roles), roles)
+}
+
+// anthropicBaseURL turns a configured base URL into ANTHROPIC_BASE_URL:
+// Claude Code appends /v1/messages itself, so a trailing /v1 (and slash)
+// is dropped.
+func anthropicBaseURL(u string) string {
+	u = strings.TrimRight(strings.TrimSpace(u), "/")
+	u = strings.TrimSuffix(u, "/v1")
+	return strings.TrimRight(u, "/")
+}
+
+// ambient reports whether a host variable must not reach the child: Claude
+// Code and Anthropic client configuration (endpoints, keys, providers,
+// config dirs), Fabric's host protocol variables, and the directories the
+// adapter replaces.
+func ambient(k string) bool {
+	switch {
+	case strings.HasPrefix(k, "ANTHROPIC_"), strings.HasPrefix(k, "CLAUDE_"), strings.HasPrefix(k, "FABRIC_"):
+		return true
+	}
+	switch k {
+	case "CLAUDECODE", "HOME", "TMPDIR", "TMP", "TEMP", "PWD", "OLDPWD", "IS_SANDBOX",
+		"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR":
+		return true
+	}
+	return false
+}
+
+// baseEnv is the host environment without ambient variables.
+func baseEnv(environ []string) map[string]string {
+	env := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || ambient(k) {
+			continue
+		}
+		env[k] = v
+	}
+	return env
+}
+
+func lookup(environ []string, name string) (string, bool) {
+	// The last occurrence wins, as in os/exec.
+	for i := len(environ) - 1; i >= 0; i-- {
+		if k, v, ok := strings.Cut(environ[i], "="); ok && k == name {
+			return v, true
+		}
+	}
+	return "", false
+}
+
+func environ(env map[string]string) []string {
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// toolPolicy maps tools.enabled and tools.blocked. A non-nil enabled list
+// restricts the built-in tools to the ones it names (--tools; an empty list
+// offers none) and pre-approves every entry (--allowedTools, so that an
+// enabled tool runs without a prompt nobody could answer); blocked entries
+// become deny rules (--disallowedTools). Entries may be Claude Code
+// permission rules such as "Bash(git *)" or MCP tool names (mcp__server__tool).
+func toolPolicy(t *contract.AgentToolsConfig) (allowed, disallowed, builtins []string, restrict bool) {
+	if t == nil {
+		return nil, nil, nil, false
+	}
+	if t.Enabled != nil {
+		restrict = true
+		builtins = []string{}
+		for _, name := range t.Enabled {
+			name = strings.TrimSpace(name)
+			if name == "" {
+				continue
+			}
+			allowed = appendUnique(allowed, name)
+			if strings.HasPrefix(name, "mcp__") {
+				continue
+			}
+			base, _, _ := strings.Cut(name, "(")
+			builtins = appendUnique(builtins, strings.TrimSpace(base))
+		}
+	}
+	for _, name := range t.Blocked {
+		if name = strings.TrimSpace(name); name != "" {
+			disallowed = appendUnique(disallowed, name)
+		}
+	}
+	return allowed, disallowed, builtins, restrict
+}
+
+func appendUnique(list []string, items ...string) []string {
+	for _, it := range items {
+		if !slices.Contains(list, it) {
+			list = append(list, it)
+		}
+	}
+	return list
+}
+
+// mcpServer is one entry of Claude Code's MCP config file.
+type mcpServer struct {
+	Type    string            `json:"type"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	URL     string            `json:"url,omitempty"`
+	Headers map[string]string `json:"headers,omitempty"`
+}
+
+// mcpConfig builds the --mcp-config document. Values are written as the
+// config gives them (the config holds no secret values, only *_env
+// names); per-server tool filters become permission rules.
+func mcpConfig(servers map[string]contract.AgentMCPServer) (doc map[string]any, allowed, disallowed []string, err error) {
+	out := map[string]mcpServer{}
+	names := make([]string, 0, len(servers))
+	for name := range servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		srv := servers[name]
+		if srv.Authentication != nil {
+			return nil, nil, nil, fmt.Errorf("mcp.servers.%s.authentication: not supported by this adapter", name)
+		}
+		var e mcpServer
+		switch srv.Transport {
+		case "stdio":
+			e = mcpServer{Type: "stdio", Command: srv.URL, Args: srv.Args, Env: srv.Env}
+		case "sse":
+			e = mcpServer{Type: "sse", URL: srv.URL, Headers: srv.CustomHeaders}
+		case "streamable-http":
+			e = mcpServer{Type: "http", URL: srv.URL, Headers: srv.CustomHeaders}
+		default:
+			return nil, nil, nil, fmt.Errorf("mcp.servers.%s.transport: %q is not stdio, sse or streamable-http", name, srv.Transport)
+		}
+		out[name] = e
+		prefix := "mcp__" + name
+		if srv.AllowedTools != nil {
+			if len(srv.AllowedTools) == 0 {
+				disallowed = append(disallowed, prefix)
+			}
+			for _, t := range srv.AllowedTools {
+				allowed = append(allowed, prefix+"__"+t)
+			}
+		}
+		for _, t := range srv.BlockedTools {
+			disallowed = append(disallowed, prefix+"__"+t)
+		}
+	}
+	return map[string]any{"mcpServers": out}, allowed, disallowed, nil
+}
+
+// skill is one skill directory (it holds SKILL.md).
+type skill struct{ name, dir string }
+
+// resolveSkills finds the skills of skills.paths: a path is a skill
+// directory (with SKILL.md), a SKILL.md file, or a directory of skill
+// directories.
+func resolveSkills(cfg *contract.AgentSkillConfig) ([]skill, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	var out []skill
+	seen := map[string]string{}
+	add := func(dir string) error {
+		name := filepath.Base(dir)
+		if prev, ok := seen[name]; ok && prev != dir {
+			return fmt.Errorf("skills: two skills are named %q (%s and %s)", name, prev, dir)
+		}
+		if _, ok := seen[name]; !ok {
+			seen[name] = dir
+			out = append(out, skill{name: name, dir: dir})
+		}
+		return nil
+	}
+	for i, p := range cfg.Paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return nil, fmt.Errorf("skills.paths[%d]: %w", i, err)
+		}
+		st, err := os.Stat(abs)
+		if err != nil {
+			return nil, fmt.Errorf("skills.paths[%d]: %w", i, err)
+		}
+		switch {
+		case !st.IsDir() && filepath.Base(abs) == "SKILL.md":
+			err = add(filepath.Dir(abs))
+		case !st.IsDir():
+			err = fmt.Errorf("skills.paths[%d]: %s is neither a skill directory nor a SKILL.md file", i, p)
+		case exists(filepath.Join(abs, "SKILL.md")):
+			err = add(abs)
+		default:
+			entries, rerr := os.ReadDir(abs)
+			if rerr != nil {
+				return nil, fmt.Errorf("skills.paths[%d]: %w", i, rerr)
+			}
+			found := 0
+			for _, e := range entries {
+				dir := filepath.Join(abs, e.Name())
+				if isDir(dir) && exists(filepath.Join(dir, "SKILL.md")) {
+					found++
+					if err = add(dir); err != nil {
+						break
+					}
+				}
+			}
+			if err == nil && found == 0 {
+				err = fmt.Errorf("skills.paths[%d]: %s holds no SKILL.md", i, p)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// prepare creates the private directories, files and links of l.
+func (l *launch) prepare(d Dirs) error {
+	for _, dir := range append([]string{d.Root, d.Home, d.Config, d.Tmp}, l.MkDirs...) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+	}
+	paths := make([]string, 0, len(l.Files))
+	for p := range l.Files {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(p, l.Files[p], 0o600); err != nil {
+			return err
+		}
+	}
+	for link, target := range l.Links {
+		if err := os.Symlink(target, link); err != nil && !errors.Is(err, fs.ErrExist) {
+			return err
+		}
+	}
+	return nil
+}
