@@ -7,6 +7,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapters/claude"
+	"github.com/fabric-runtime/fabric/adapters/codex"
 	"github.com/fabric-runtime/fabric/adapters/scripted"
 )
 
@@ -22,6 +23,7 @@ func Descriptors() []Descriptor {
 		{Name: "scripted.fabric-adapter.json", Data: scripted.Descriptor},
 		{Name: "scripted-v1.fabric-adapter.json", Data: scripted.DescriptorV1},
 		{Name: "claude.fabric-adapter.json", Data: claude.Descriptor},
+		{Name: "codex.fabric-adapter.json", Data: codex.Descriptor},
 	}
 }
 
@@ -32,6 +34,8 @@ func Lookup(name string) (adapterkit.Adapter, bool) {
 		return scripted.New(), true
 	case claude.ID:
 		return claude.New(), true
+	case codex.ID:
+		return codex.New(), true
 	}
 	return nil, false
 }

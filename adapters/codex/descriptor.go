@@ -1,0 +1,11 @@
+package codex
+
+import _ "embed"
+
+// Descriptor is the adapter's bundled descriptor (codex.fabric-adapter.json).
+//
+//go:embed codex.fabric-adapter.json
+var Descriptor []byte
+
+// ID is the adapter id, the same as upstream NeMo Fabric's Codex adapter.
+const ID = "nvidia.fabric.codex"

@@ -1,0 +1,332 @@
+//go:build linux
+
+package codex_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/modelstub"
+)
+
+// TestLiveOneTurn: one turn succeeds; the endpoint saw /v1/responses with
+// the key from api_key_env as a Bearer token; nothing else was contacted.
+func TestLiveOneTurn(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Default: &modelstub.Reply{Text: "4"}})
+	rt := l.start(l.config(nil, nil))
+	res := invoke(t, rt, "What is 2+2?")
+	if res.Status != contract.StatusSucceeded || res.Output != "4" {
+		t.Fatalf("result %s %v (error %+v)", res.Status, res.Output, res.Error)
+	}
+	if d := events(res, "output_delta"); len(d) == 0 || d[0].Message != "4" {
+		t.Errorf("output_delta events %+v", d)
+	}
+	if res.Usage == nil || res.Usage.InputTokens == nil || *res.Usage.InputTokens == 0 || res.Usage.TotalTokens == nil {
+		t.Errorf("usage %+v", res.Usage)
+	}
+
+	// The codex process holds no TCP connection to anything but loopback.
+	pid := codexPid(t, rt.HostPid())
+	addrs, err := remoteAddrs(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range addrs {
+		if a.Addr().IsValid() && !a.Addr().IsUnspecified() && !a.Addr().IsLoopback() {
+			t.Errorf("codex holds a connection to %s", a)
+		}
+	}
+
+	reqs := l.stub.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model endpoint saw no request")
+	}
+	for _, r := range reqs {
+		if r.Method != "POST" || r.Path != "/v1/responses" || r.AuthHeader != "authorization" || !r.KeyOK || r.Model != testModel {
+			t.Errorf("request %d: %s %s auth %q key_ok %v model %q", r.Seq, r.Method, r.Path, r.AuthHeader, r.KeyOK, r.Model)
+		}
+		if !strings.HasPrefix(r.UserAgent, "fabric/") {
+			t.Errorf("request %d: user agent %q", r.Seq, r.UserAgent)
+		}
+	}
+	if _, err := rt.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	l.checkOffline()
+}
+
+// TestLiveProxySentinel checks the offline check itself: codex sends a
+// request for a non-loopback host through the sentinel proxy the tests
+// install, so a request to any other host would be counted.
+func TestLiveProxySentinel(t *testing.T) {
+	l := newLive(t, &modelstub.Script{})
+	cfg := l.config(noRetries(), nil)
+	cfg["models"].(map[string]any)["default"].(map[string]any)["base_url"] = "http://203.0.113.1:9/v1" // TEST-NET-3
+	rt := l.start(cfg)
+	res := invoke(t, rt, "hello")
+	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != "model_error" {
+		t.Errorf("result %s %+v, want failed model_error", res.Status, res.Error)
+	}
+	if l.proxyHits.Load() == 0 {
+		t.Fatal("codex did not go through the sentinel proxy: the offline checks would see nothing")
+	}
+}
+
+// TestLiveSecondTurnCarriesHistory: the second invoke on a runtime sends
+// the first turn's question and answer to the model.
+func TestLiveSecondTurnCarriesHistory(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
+		{Match: modelstub.Match{Contains: "FIRST_QUESTION"}, Reply: modelstub.Reply{Text: "FIRST_ANSWER_7731"}},
+		{Match: modelstub.Match{Contains: "SECOND_QUESTION"}, Reply: modelstub.Reply{Text: "SECOND_ANSWER"}},
+	}})
+	rt := l.start(l.config(nil, nil))
+	if res := invoke(t, rt, "FIRST_QUESTION"); res.Output != "FIRST_ANSWER_7731" {
+		t.Fatalf("first: %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	t0 := time.Now()
+	res := invoke(t, rt, "SECOND_QUESTION")
+	t.Logf("second turn through Fabric: %s", time.Since(t0).Round(time.Millisecond))
+	if res.Output != "SECOND_ANSWER" {
+		t.Fatalf("second: %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	reqs := l.stub.Requests()
+	last := reqs[len(reqs)-1]
+	body := string(last.Body)
+	if last.UserText != "SECOND_QUESTION" || !strings.Contains(body, "FIRST_QUESTION") || !strings.Contains(body, "FIRST_ANSWER_7731") {
+		t.Errorf("the second request (user text %q) does not carry the first turn; body has question %v, answer %v",
+			last.UserText, strings.Contains(body, "FIRST_QUESTION"), strings.Contains(body, "FIRST_ANSWER_7731"))
+	}
+	l.checkOffline()
+}
+
+// TestLiveToolCall: a scripted tool call makes codex run a shell command in
+// the workspace, reported as tool_call and tool_result events.
+func TestLiveToolCall(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
+		{Match: modelstub.Match{Contains: "RUN_TOOL"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "echo FABRIC_TOOL_OK > tool.txt"}}},
+		{Match: modelstub.Match{Contains: "RUN_TOOL"}, Reply: modelstub.Reply{Text: "tool done"}},
+	}})
+	// Codex's workspace-write sandbox needs bubblewrap; without a system
+	// one, run the command unsandboxed.
+	sandbox := "workspace-write"
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		sandbox = "danger-full-access"
+	}
+	rt := l.start(l.config(map[string]any{"sandbox": sandbox}, nil))
+	res := invoke(t, rt, "RUN_TOOL please")
+	if res.Status != contract.StatusSucceeded || res.Output != "tool done" {
+		t.Fatalf("result %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	data, err := os.ReadFile(filepath.Join(l.workspace, "tool.txt"))
+	if err != nil || strings.TrimSpace(string(data)) != "FABRIC_TOOL_OK" {
+		t.Fatalf("tool.txt = %q, %v", data, err)
+	}
+	calls, results := events(res, "tool_call"), events(res, "tool_result")
+	if len(calls) != 1 || !strings.Contains(calls[0].Message, "echo FABRIC_TOOL_OK") {
+		t.Errorf("tool_call events %+v", calls)
+	}
+	if len(results) != 1 || results[0].Metadata["exit_code"] != float64(0) && results[0].Metadata["exit_code"] != 0 {
+		t.Errorf("tool_result events %+v", results)
+	}
+	l.checkOffline()
+}
+
+// TestLiveCancelSlowStream: a turn streaming slowly is cancelled; the
+// result is cancelled within 2 s of the cancel and the runtime takes the
+// next turn.
+func TestLiveCancelSlowStream(t *testing.T) {
+	words := strings.Repeat("slow ", 20)
+	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
+		{Match: modelstub.Match{Contains: "SLOW_STREAM"}, Reply: modelstub.Reply{Text: words, Chunks: 20, IntervalMS: 500}},
+	}, Default: &modelstub.Reply{Text: "quick"}})
+	rt := l.start(l.config(nil, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan struct{}, 1)
+	type outcome struct {
+		res *contract.RunResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := rt.Invoke(ctx, "SLOW_STREAM please", fabric.WithEvents(func(e contract.FabricEvent) {
+			if e.Kind == "output_delta" {
+				select {
+				case first <- struct{}{}:
+				default:
+				}
+			}
+		}))
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-first:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no output_delta within 30 s")
+	}
+	time.Sleep(600 * time.Millisecond) // a second chunk
+	t0 := time.Now()
+	cancel()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the invocation did not end after cancel")
+	}
+	took := time.Since(t0)
+	t.Logf("cancel to result: %s", took.Round(time.Millisecond))
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.res.Status != contract.StatusCancelled || took > 2*time.Second {
+		t.Fatalf("status %s after %s (error %+v), want cancelled within 2s", o.res.Status, took, o.res.Error)
+	}
+	if rt.State() != "active" {
+		t.Fatalf("state after cancel %s", rt.State())
+	}
+	if res := invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
+		t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	l.checkOffline()
+}
+
+// TestLiveRateLimited: a 429 from the endpoint is a failed result with the
+// retryable model_rate_limited code; the runtime stays usable.
+func TestLiveRateLimited(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
+		{Match: modelstub.Match{Contains: "RATE_LIMIT"}, Reply: modelstub.Reply{Error: &modelstub.ErrorReply{Status: 429}}},
+	}, Default: &modelstub.Reply{Text: "fine"}})
+	rt := l.start(l.config(noRetries(), nil))
+	t0 := time.Now()
+	res := invoke(t, rt, "RATE_LIMIT me")
+	t.Logf("429 to failed result: %s", time.Since(t0).Round(time.Millisecond))
+	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != "model_rate_limited" || !res.Error.Retryable {
+		t.Fatalf("result %s, error %+v; want failed model_rate_limited retryable", res.Status, res.Error)
+	}
+	if res.Error.Metadata["http_status"] != float64(429) && res.Error.Metadata["http_status"] != 429 {
+		t.Errorf("error metadata %+v", res.Error.Metadata)
+	}
+	if res := invoke(t, rt, "again"); res.Status != contract.StatusSucceeded {
+		t.Fatalf("turn after 429: %s %+v", res.Status, res.Error)
+	}
+	l.checkOffline()
+}
+
+// TestLiveStopCleansUp: stop leaves no process of codex's group and removes
+// the private HOME, CODEX_HOME and TMPDIR.
+func TestLiveStopCleansUp(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
+		// A command that leaves codex's process group and session, and
+		// would outlive the runtime if stop only signalled the group.
+		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo started"}}},
+		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{Text: "spawned"}},
+	}, Default: &modelstub.Reply{Text: "ok"}})
+	rt := l.start(l.config(map[string]any{"sandbox": "danger-full-access"}, nil))
+	if res := invoke(t, rt, "SPAWN a sleeper"); res.Status != contract.StatusSucceeded {
+		t.Fatalf("invoke: %s %+v", res.Status, res.Error)
+	}
+	pid := codexPid(t, rt.HostPid())
+	members := groupPids(pid)
+	homes, _ := filepath.Glob(filepath.Join(l.stateDir, "*", "codex"))
+	if len(homes) != 1 {
+		t.Fatalf("private dirs %v", homes)
+	}
+	root := homes[0]
+	for _, d := range []string{"home", "home/.codex", "tmp"} {
+		if st, err := os.Stat(filepath.Join(root, d)); err != nil || !st.IsDir() {
+			t.Fatalf("%s: %v", d, err)
+		}
+	}
+	if env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ"); err == nil {
+		for _, want := range []string{"TMPDIR=" + filepath.Join(root, "tmp"), "CODEX_HOME=" + filepath.Join(root, "home", ".codex"), "HOME=" + filepath.Join(root, "home")} {
+			if !strings.Contains("\x00"+string(env)+"\x00", "\x00"+want+"\x00") {
+				t.Errorf("codex environment lacks %s", want)
+			}
+		}
+		if strings.Contains(string(env), "FABRIC_HOST_CHANNEL_FD") {
+			t.Error("codex inherited FABRIC_HOST_CHANNEL_FD")
+		}
+	}
+	// The detached sleeper shows up shortly after the turn.
+	var mentioning []int
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if mentioning = processesMentioning(root); len(mentioning) >= 2 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(mentioning) < 2 {
+		t.Errorf("before stop, processes with the runtime's environment: %v; want codex and the detached sleeper", mentioning)
+	}
+	t.Logf("before stop: codex group %d %v; processes with the runtime's environment %v", pid, members, mentioning)
+	t0 := time.Now()
+	if _, err := rt.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stop took %s", time.Since(t0).Round(time.Millisecond))
+	if left := groupPids(pid); len(left) > 0 {
+		t.Errorf("processes %v of codex's group %d survived stop", left, pid)
+	}
+	for _, p := range append(members, mentioning...) {
+		if _, _, comm, ok := statOf(p); ok {
+			t.Errorf("process %d (%s) survived stop", p, comm)
+		}
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Errorf("private directory %s remains: %v", root, err)
+	}
+	if entries, _ := os.ReadDir(l.stateDir); len(entries) != 0 {
+		t.Errorf("state dir holds %v", entries)
+	}
+	l.checkOffline()
+}
+
+// TestLiveInstructionsAndSkills: instructions.system replaces Codex's base
+// instructions, developer_instructions are added, and a configured skill
+// is offered to the model.
+func TestLiveInstructionsAndSkills(t *testing.T) {
+	skill := filepath.Join(t.TempDir(), "fabric-hello")
+	os.MkdirAll(skill, 0o755)
+	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: fabric-hello\ndescription: Greets the Fabric way.\n---\nSay FABRIC_HELLO.\n"), 0o644)
+	l := newLive(t, &modelstub.Script{Default: &modelstub.Reply{Text: "ok"}})
+	rt := l.start(l.config(map[string]any{"developer_instructions": "DEVELOPER_NOTE_42"}, map[string]any{
+		"instructions": map[string]any{"system": map[string]any{"content": "You are FABRIC_BASE_PROMPT."}},
+		"skills":       map[string]any{"paths": []any{skill}},
+	}))
+	if res := invoke(t, rt, "hello"); res.Status != contract.StatusSucceeded {
+		t.Fatalf("invoke: %s %+v", res.Status, res.Error)
+	}
+	// Codex sends its base instructions as the first input item, a
+	// developer message; with instructions.system it is exactly ours.
+	reqs := l.stub.Requests()
+	var body struct {
+		Input []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"input"`
+	}
+	if err := json.Unmarshal(reqs[len(reqs)-1].Body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if len(body.Input) == 0 || body.Input[0].Role != "developer" || len(body.Input[0].Content) != 1 || body.Input[0].Content[0].Text != "You are FABRIC_BASE_PROMPT." {
+		t.Errorf("base instructions not replaced: first input item %+v", body.Input[:min(1, len(body.Input))])
+	}
+	in := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(in, "DEVELOPER_NOTE_42") {
+		t.Error("developer instructions not sent")
+	}
+	if !strings.Contains(in, "fabric-hello") || !strings.Contains(in, "Greets the Fabric way.") {
+		t.Error("the skill is not offered to the model")
+	}
+}

@@ -1,0 +1,569 @@
+package codex
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapterkit/proc"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/hostproto"
+)
+
+// Timing of the adapter's waits.
+const (
+	// interruptWait bounds the wait for turn/completed after turn/interrupt.
+	// It stays under the core's cancel grace (2 s), after which the host
+	// would be killed.
+	interruptWait = 1500 * time.Millisecond
+	// callTimeout bounds requests that codex answers at once (turn/start,
+	// turn/interrupt).
+	callTimeout = 30 * time.Second
+	// exitWait is how long Stop waits for codex to exit on stdin EOF before
+	// it stops the process group.
+	exitWait = time.Second
+	// killGrace is the SIGTERM-to-SIGKILL grace of the process group.
+	killGrace = 500 * time.Millisecond
+	// sweepWait bounds the killing of processes that left the group.
+	sweepWait = time.Second
+)
+
+// clientVersion is what the adapter reports as its client version.
+const clientVersion = "0.1.0"
+
+// New returns the Codex adapter.
+func New() adapterkit.Adapter { return adapter{} }
+
+type adapter struct{}
+
+func startErr(code string, err error) *adapterkit.Error {
+	return &adapterkit.Error{Code: code, Message: err.Error()}
+}
+
+func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("adapter", ID)
+	set, err := ParseSettings(in.Config.Harness)
+	if err != nil {
+		return nil, startErr(CodeInvalidSettings, err)
+	}
+	model, err := SelectModel(in.Config.Models)
+	if err != nil {
+		return nil, startErr(CodeInvalidConfig, err)
+	}
+	if v, ok := os.LookupEnv(model.APIKeyEnv); !ok || v == "" {
+		return nil, &adapterkit.Error{Code: CodeAPIKeyMissing, Message: fmt.Sprintf("the environment variable %s (models.%s.api_key_env) is not set", model.APIKeyEnv, model.Role)}
+	}
+	args, err := Args(model, set)
+	if err != nil {
+		return nil, startErr(CodeInvalidSettings, err)
+	}
+	mcp, err := MCPConfig(in.Config.MCP)
+	if err != nil {
+		return nil, startErr(CodeInvalidConfig, err)
+	}
+	bin, err := ResolveBinary(os.Getenv, os.Getenv("PATH"))
+	if err != nil {
+		return nil, startErr(CodeBinaryNotFound, err)
+	}
+	workspace, err := workspaceDir(in.RuntimeContext.Environment.Workspace)
+	if err != nil {
+		return nil, startErr(CodeInvalidWorkspace, err)
+	}
+
+	s := &session{set: set, log: log}
+	ok := false
+	defer func() {
+		if !ok {
+			s.teardown(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := s.makeDirs(in.Home); err != nil {
+		return nil, startErr(CodeStartFailed, err)
+	}
+	if mcp != nil {
+		if err := os.WriteFile(filepath.Join(s.codexHome, "config.toml"), mcp, 0o600); err != nil {
+			return nil, startErr(CodeStartFailed, err)
+		}
+	}
+	if in.Config.Skills != nil {
+		if _, err := LinkSkills(filepath.Join(s.codexHome, "skills"), in.Config.Skills.Paths); err != nil {
+			return nil, startErr(CodeInvalidConfig, err)
+		}
+	}
+	if err := s.launch(ctx, bin, args, workspace); err != nil {
+		return nil, startErr(CodeStartFailed, err)
+	}
+	if err := s.handshake(ctx, ThreadParams(workspace, set, in.Config.Instructions)); err != nil {
+		return nil, startErr(CodeStartFailed, s.explain(err))
+	}
+	ok = true
+	return s, nil
+}
+
+// workspaceDir is the environment's workspace, else the host's working
+// directory (which the core sets to the workspace).
+func workspaceDir(ws *string) (string, error) {
+	dir := ""
+	if ws != nil {
+		dir = *ws
+	}
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("workspace %s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+// session is one runtime: one codex app-server process and one thread.
+type session struct {
+	set Settings
+	log *slog.Logger
+
+	// Private directories: root holds HOME (with CODEX_HOME inside) and
+	// TMPDIR; all of it is removed at stop.
+	root, home, codexHome, tmp string
+
+	proc   *proc.Process
+	conn   *rpcConn
+	stdout *os.File // read end of codex's stdout, closed by teardown
+
+	initialized atomic.Bool
+	// threadID is written once by the handshake, before Start returns;
+	// the reading goroutine reads it under mu.
+	threadID string
+
+	mu      sync.Mutex
+	current *turn       // the turn notifications go to, nil between turns
+	total   tokenCounts // the thread's cumulative usage
+
+	busy     atomic.Bool
+	stopOnce sync.Once
+	stopErr  error
+}
+
+// makeDirs creates the private directories under the runtime's home
+// (FABRIC_HOME), or under the system temporary directory without one.
+func (s *session) makeDirs(fabricHome string) error {
+	var root string
+	if fabricHome != "" {
+		root = filepath.Join(fabricHome, "codex")
+		if err := os.Mkdir(root, 0o700); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if root, err = os.MkdirTemp("", "fabric-codex-"); err != nil {
+			return err
+		}
+	}
+	s.root = root
+	s.home = filepath.Join(root, "home")
+	s.codexHome = filepath.Join(s.home, ".codex")
+	s.tmp = filepath.Join(root, "tmp")
+	for _, d := range []string{s.home, s.codexHome, s.tmp} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Env returns codex's environment: the host's, without the host protocol's
+// own variables, with HOME, CODEX_HOME, TMPDIR and the XDG directories
+// pointed into the runtime's private directories.
+func Env(base []string, home, codexHome, tmp string) []string {
+	drop := map[string]bool{
+		hostproto.EnvChannelFD: true, hostproto.EnvProtocol: true, "FABRIC_BUILTIN_ADAPTER": true,
+		"HOME": true, "CODEX_HOME": true, "TMPDIR": true, "TMP": true, "TEMP": true,
+		"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true, "XDG_STATE_HOME": true,
+		EnvBinary: true,
+	}
+	env := make([]string, 0, len(base)+8)
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"HOME="+home, "CODEX_HOME="+codexHome, "TMPDIR="+tmp,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
+		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
+	)
+}
+
+// launch starts codex app-server in its own process group, wired to a
+// JSON-RPC client.
+func (s *session) launch(ctx context.Context, bin string, args []string, workspace string) error {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return err
+	}
+	p, err := proc.Start(ctx, proc.Spec{
+		Path: bin, Args: args, Dir: workspace,
+		Env:   Env(os.Environ(), s.home, s.codexHome, s.tmp),
+		Stdin: inR, Stdout: outW, Stderr: os.Stderr,
+		Grace: killGrace,
+	})
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return err
+	}
+	s.proc, s.stdout = p, outR
+	s.conn = newConn(inW, outR, s, s.log)
+	go s.conn.run() // joined by teardown
+	return nil
+}
+
+// handshake runs initialize, initialized and thread/start.
+func (s *session) handshake(ctx context.Context, threadParams map[string]any) error {
+	init := map[string]any{
+		"clientInfo": map[string]any{"name": "fabric", "title": "Fabric", "version": clientVersion},
+	}
+	if err := s.conn.Call(ctx, "initialize", init, nil); err != nil {
+		return err
+	}
+	if err := s.conn.Notify("initialized", nil); err != nil {
+		return err
+	}
+	s.initialized.Store(true)
+	var res struct {
+		Thread struct {
+			ID string `json:"id"`
+		} `json:"thread"`
+	}
+	if err := s.conn.Call(ctx, "thread/start", threadParams, &res); err != nil {
+		return err
+	}
+	if res.Thread.ID == "" {
+		return errors.New("codex: thread/start returned no thread id")
+	}
+	s.mu.Lock()
+	s.threadID = res.Thread.ID
+	s.mu.Unlock()
+	return nil
+}
+
+// explain adds how codex exited to an error caused by its exit.
+func (s *session) explain(err error) error {
+	if s.proc == nil {
+		return err
+	}
+	select {
+	case <-s.proc.Done():
+	case <-time.After(200 * time.Millisecond):
+	}
+	if st, ok := s.proc.ExitState(); ok {
+		return fmt.Errorf("%w (codex app-server exited: %s; its stderr is in the host's diagnostics)", err, st)
+	}
+	return err
+}
+
+// alive reports whether codex runs and its output is open.
+func (s *session) alive() bool {
+	if s.proc == nil || s.conn == nil {
+		return false
+	}
+	select {
+	case <-s.proc.Done():
+		return false
+	case <-s.conn.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// notify routes a notification of our thread to the running turn; the
+// others are dropped (warnings between turns, other threads' traffic).
+func (s *session) notify(method string, raw json.RawMessage) {
+	var p notification
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &p); err != nil {
+			s.log.Debug("codex: undecodable notification", "method", method, "err", err)
+			return
+		}
+	}
+	s.mu.Lock()
+	if p.ThreadID != "" && p.ThreadID != s.threadID {
+		s.mu.Unlock()
+		return
+	}
+	if method == "thread/tokenUsage/updated" && p.TokenUsage != nil {
+		s.total = p.TokenUsage.Total
+	}
+	t := s.current
+	s.mu.Unlock()
+	if t == nil {
+		return
+	}
+	turnID := p.TurnID
+	if turnID == "" && p.Turn != nil {
+		turnID = p.Turn.ID
+	}
+	if !t.accepts(turnID) {
+		return
+	}
+	t.handle(method, p)
+}
+
+// request answers codex's server-to-client requests so that a turn never
+// waits on a human: approvals are declined (approval_mode deny_all and
+// auto_review both route real approvals through codex itself), questions
+// get no answers, elicitations are declined, and what Fabric does not
+// provide (dynamic tools, ChatGPT tokens, attestation) is an error.
+func (s *session) request(method string, params json.RawMessage) (any, *rpcError) {
+	s.log.Info("codex: declining a request", "method", method)
+	switch method {
+	case "item/commandExecution/requestApproval", "item/fileChange/requestApproval":
+		return map[string]any{"decision": "decline"}, nil
+	case "execCommandApproval", "applyPatchApproval":
+		return map[string]any{"decision": "denied"}, nil
+	case "item/permissions/requestApproval":
+		return map[string]any{"permissions": map[string]any{}, "scope": "turn"}, nil
+	case "item/tool/requestUserInput":
+		return map[string]any{"answers": map[string]any{}}, nil
+	case "mcpServer/elicitation/request":
+		return map[string]any{"action": "decline"}, nil
+	case "item/tool/call":
+		return map[string]any{"success": false, "contentItems": []any{
+			map[string]any{"type": "inputText", "text": "Fabric provides no dynamic tools"},
+		}}, nil
+	}
+	return nil, &rpcError{Code: rpcMethodNotFound, Message: "not supported by the Fabric Codex adapter: " + method}
+}
+
+func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contract.AgentRunResult, error) {
+	s.busy.Store(true)
+	defer s.busy.Store(false)
+	if !s.alive() {
+		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(errors.New("codex app-server is not running")).Error()}
+	}
+	if err := s.settlePrevious(); err != nil {
+		return contract.AgentRunResult{Status: contract.StatusFailed, Output: "", Error: &contract.AgentRunError{
+			Code: CodeTurnStillRunning, Message: err.Error(), Retryable: true,
+		}}, nil
+	}
+	if ctx.Err() != nil {
+		return contract.AgentRunResult{Status: contract.StatusCancelled, Output: ""}, nil
+	}
+	s.mu.Lock()
+	t := newTurn(inv.Events, s.total)
+	s.current = t
+	s.mu.Unlock()
+
+	var res struct {
+		Turn struct {
+			ID string `json:"id"`
+		} `json:"turn"`
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
+	err := s.conn.Call(cctx, "turn/start", TurnParams(s.threadID, InputText(inv.Request.Input), s.set), &res)
+	cancel()
+	if err != nil {
+		s.clearTurn(t)
+		if !s.alive() {
+			return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(err).Error()}
+		}
+		var re *rpcError
+		if errors.As(err, &re) {
+			return contract.AgentRunResult{Status: contract.StatusFailed, Output: "", Error: &contract.AgentRunError{
+				Code: CodeTurnFailed, Message: err.Error(), Extensions: map[string]any{"jsonrpc_code": re.Code},
+			}}, nil
+		}
+		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeProtocol, Message: err.Error()}
+	}
+	t.setID(res.Turn.ID)
+
+	select {
+	case <-t.done:
+		s.clearTurn(t)
+		return t.result(s.set.OutputSchema != nil), nil
+	case <-s.conn.Done():
+		s.clearTurn(t)
+		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(errors.New("codex app-server exited during the turn")).Error()}
+	case <-ctx.Done():
+	}
+	return s.interrupt(t), nil
+}
+
+// interrupt sends turn/interrupt and waits briefly for turn/completed. A
+// turn that does not end in time stays current; the next Invoke settles it.
+func (s *session) interrupt(t *turn) contract.AgentRunResult {
+	deadline := time.NewTimer(interruptWait)
+	defer deadline.Stop()
+	ictx, cancel := context.WithTimeout(context.Background(), interruptWait)
+	defer cancel()
+	if err := s.conn.Call(ictx, "turn/interrupt", map[string]any{"threadId": s.threadID, "turnId": t.ID()}, nil); err != nil {
+		s.log.Warn("codex: turn/interrupt failed", "err", err)
+	}
+	select {
+	case <-t.done:
+		s.clearTurn(t)
+		res := t.result(s.set.OutputSchema != nil)
+		if res.Status != contract.StatusSucceeded {
+			res.Status, res.Error = contract.StatusCancelled, nil
+		}
+		return res
+	case <-deadline.C:
+		return t.partial()
+	case <-s.conn.Done():
+		return t.partial()
+	}
+}
+
+// settlePrevious waits for a turn a cancel left running (interrupting it
+// again), so that two turns never overlap on the thread.
+func (s *session) settlePrevious() error {
+	s.mu.Lock()
+	t := s.current
+	s.mu.Unlock()
+	if t == nil {
+		return nil
+	}
+	if !t.isDone() {
+		ictx, cancel := context.WithTimeout(context.Background(), interruptWait)
+		_ = s.conn.Call(ictx, "turn/interrupt", map[string]any{"threadId": s.threadID, "turnId": t.ID()}, nil)
+		cancel()
+		select {
+		case <-t.done:
+		case <-time.After(interruptWait):
+			return errors.New("the previous Codex turn is still running after turn/interrupt")
+		}
+	}
+	s.clearTurn(t)
+	return nil
+}
+
+func (s *session) clearTurn(t *turn) {
+	s.mu.Lock()
+	if s.current == t {
+		s.current = nil
+	}
+	s.mu.Unlock()
+}
+
+func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
+	h := adapterkit.Health{Source: "codex app-server", Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli()}
+	if s.busy.Load() {
+		h.Activity = contract.ActivityBusy
+	}
+	alive := s.alive()
+	fail := func(msg string) {
+		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, contract.ReasonHealthFailed, msg
+	}
+	switch level {
+	case contract.LevelLive:
+		h.Outcome = contract.OutcomePassed
+		if !alive {
+			fail("codex app-server is not running")
+		}
+	case contract.LevelActive:
+		h.Outcome = contract.OutcomePassed
+		switch {
+		case !alive:
+			fail("codex app-server is not running")
+		case !s.initialized.Load():
+			fail("codex app-server has not completed initialize")
+		}
+	case contract.LevelReady:
+		h.Outcome = contract.OutcomePassed
+		switch {
+		case !alive:
+			fail("codex app-server is not running")
+		case s.threadID == "":
+			fail("no Codex thread has been started")
+		}
+	default:
+		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
+	}
+	if s.proc != nil {
+		h.Metadata = map[string]any{"codex_pid": s.proc.Pid(), "thread_id": s.threadID}
+	}
+	return h, nil
+}
+
+// Stop closes codex's stdin (app-server exits on EOF), waits briefly, stops
+// the process group (SIGTERM, then SIGKILL), kills what escaped the group
+// but still carries the runtime's private CODEX_HOME in its environment
+// (codex runs commands in process groups of their own, and a command may
+// detach with setsid), and removes the private directories.
+func (s *session) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() { s.stopErr = s.teardown(ctx) })
+	return s.stopErr
+}
+
+func (s *session) teardown(ctx context.Context) error {
+	var errs []error
+	if s.conn != nil {
+		_ = s.conn.CloseWrite()
+	}
+	if s.proc != nil {
+		t := time.NewTimer(exitWait)
+		select {
+		case <-s.proc.Done():
+		case <-t.C:
+		case <-ctx.Done():
+		}
+		t.Stop()
+		if err := s.proc.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		if pids := sweep("CODEX_HOME="+s.codexHome, sweepWait); len(pids) > 0 {
+			s.log.Info("codex: killed processes that had left codex's process group", "pids", pids)
+		}
+	}
+	if s.conn != nil {
+		// The group is gone, so codex's stdout is at EOF, unless a process
+		// that left the group still holds it: then closing our end ends
+		// the reader.
+		t := time.NewTimer(exitWait)
+		select {
+		case <-s.conn.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		s.stdout.Close()
+		<-s.conn.Done()
+	}
+	if s.root != "" {
+		if err := os.RemoveAll(s.root); err != nil {
+			errs = append(errs, fmt.Errorf("remove private directories: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// PrivateDirs returns the session's private HOME, CODEX_HOME and TMPDIR
+// (for tests and diagnostics).
+func (s *session) PrivateDirs() (home, codexHome, tmp string) { return s.home, s.codexHome, s.tmp }
