@@ -15,15 +15,23 @@
 // The package must never signal a process it did not start, nor a process
 // group whose leader's pid has been reused (its start time changed), and
 // [Process.Stop] must never return nil while a live process is left in the
-// group. It reads procfs but never writes it, and it starts no goroutine that
-// outlives the process it watches.
+// group. It reads procfs but never writes it. Apart from the spawner
+// described below, which runs only while some child is unreaped, it starts no
+// goroutine that outlives the process it watches.
 //
 // Pdeathsig is delivered when the thread that forked the child exits, not when
-// the supervising process exits. Start therefore forks from a goroutine locked
-// to its OS thread, and keeps that goroutine (which also waits for the child)
-// on the thread until the child has been reaped; the thread exits only with
-// the supervisor. Pdeathsig covers the direct child only: grandchildren in the
+// the supervising process exits. Start therefore forks every child from one
+// spawner goroutine locked to its OS thread; the spawner neither unlocks nor
+// returns while a child it forked is unreaped, so that thread exits only with
+// the supervisor. It is started on demand and ends once nothing it forked is
+// left to reap. Pdeathsig covers the direct child only: grandchildren in the
 // group outlive a crashed supervisor unless the child arranges otherwise.
+//
+// Supervising a child costs a goroutine but no OS thread: its exit is awaited
+// on a pidfd in the runtime's netpoller, and its stdio is copied through
+// pipes that also wait in the netpoller. Only when no pidfd can be opened (a
+// kernel before 5.3, or no descriptor left) does the wait fall back to a
+// blocking waitid, which holds a thread while the child runs.
 //
 // Process supervision is implemented on Linux only; on other systems Start
 // returns an error wrapping [errors.ErrUnsupported]. The procfs parsers

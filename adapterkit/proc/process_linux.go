@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -52,7 +51,9 @@ type Process struct {
 // Start starts the child described by spec in its own process group.
 //
 // ctx bounds only the start, not the life of the process: it is checked
-// before forking (fork and exec themselves are not interruptible). When Start
+// before forking (fork and exec themselves are not interruptible). Children
+// are forked one at a time from the spawner's thread (see the package
+// documentation); ctx also ends a wait for it. When Start
 // returns an error no process is left running. Otherwise the caller owns the
 // group and must call Stop, even after Done is closed: the child may have
 // left processes in its group.
@@ -79,30 +80,10 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		done:    make(chan struct{}),
 		stopSem: make(chan struct{}, 1),
 	}
-	started := make(chan error, 1)
-	go p.run(cmd, started)
-	if err := <-started; err != nil {
-		<-p.done // join run
+	if err := forker.start(ctx, cmd); err != nil {
 		return nil, fmt.Errorf("proc: start %s: %w", spec.Path, err)
 	}
-	return p, nil
-}
-
-// run starts cmd, reports the outcome on started and, on success, waits for
-// the child and reaps it. It is the only caller of cmd.Wait, and it closes
-// p.done as its last act.
-func (p *Process) run(cmd *exec.Cmd, started chan<- error) {
-	defer close(p.done)
-	// Pdeathsig fires when the forking thread exits. Fork from a locked
-	// thread and stay on it until the child is reaped: the thread then exits
-	// only with the whole supervisor. Waiting blocks a thread anyway.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-
-	if err := cmd.Start(); err != nil {
-		started <- err
-		return
-	}
+	// The child holds a reference on the spawner until it is reaped.
 	pid := cmd.Process.Pid
 	st, err := readStat(p.root, pid)
 	if err != nil {
@@ -110,21 +91,94 @@ func (p *Process) run(cmd *exec.Cmd, started chan<- error) {
 		// not keep the child. It is not reaped yet, so the group is ours.
 		_ = unix.Kill(-pid, unix.SIGKILL)
 		_ = cmd.Wait()
-		started <- fmt.Errorf("read start time: %w", err)
-		return
+		forker.release()
+		return nil, fmt.Errorf("proc: start %s: read start time: %w", spec.Path, err)
 	}
 	p.pid, p.startTime = pid, st.StartTime
-	started <- nil
+	go p.wait(cmd)
+	return p, nil
+}
 
-	awaitExit(pid)
+// wait waits for the child to exit, records that under mu, and only then
+// reaps it. It is the only caller of cmd.Wait once Start has returned, and it
+// closes p.done as its last act. It blocks no OS thread while the child runs:
+// awaitExit parks it in the netpoller.
+func (p *Process) wait(cmd *exec.Cmd) {
+	defer close(p.done)
+	defer forker.release() // after the reap: the child no longer needs the spawner's thread
+	awaitExit(p.pid)
 	p.mu.Lock()
 	p.exited = true // from here on, cmd.Wait may reap the pid at any time
 	p.mu.Unlock()
+	// The child has exited, so Wait reaps it without blocking and then waits
+	// (on channels, bounded by WaitDelay) for the stdio copying goroutines.
 	p.exit = exitInfo(cmd.Wait(), cmd.ProcessState)
 }
 
-// awaitExit blocks until pid has exited, without reaping it.
+// awaitExit returns once pid, an unreaped child of this process, has exited
+// and can be reaped. It does not reap it. It waits for a pidfd of the child to
+// become readable in the netpoller, so it holds no OS thread; if no pidfd can
+// be had (a kernel before 5.3, or no descriptor left) it falls back to a
+// waitid call that blocks a thread.
 func awaitExit(pid int) {
+	if err := pollExit(pid); err != nil {
+		blockExit(pid)
+	}
+}
+
+// pollExit waits for pid to exit through a non-blocking pidfd registered with
+// the netpoller. A pidfd becomes readable when the process has exited and can
+// be reaped (for a group leader: once every thread has exited, as for
+// waitid), and stays readable after it is reaped. The pidfd is opened here
+// and closed before returning. It is not a dup of the pidfd os/exec keeps for
+// its own wait: a dup would share O_NONBLOCK with it, and os/exec's waitid
+// could then fail with EAGAIN instead of waiting.
+func pollExit(pid int) error {
+	// pidfd_open is race-free here: the pid cannot be reused before we reap it.
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		return err
+	}
+	if err := unix.SetNonblock(fd, true); err != nil {
+		unix.Close(fd)
+		return err
+	}
+	// NewFile registers a non-blocking descriptor with the netpoller.
+	f := os.NewFile(uintptr(fd), "pidfd")
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	// Read calls the function, and while it returns false parks the
+	// goroutine until the poller reports the pidfd readable (edge-triggered:
+	// the descriptor was registered above, so an exit at any point after
+	// that is not missed), then calls it again. On an unpollable descriptor
+	// Read fails instead of blocking, and the caller falls back.
+	return rc.Read(func(uintptr) bool { return exitedNow(pid) })
+}
+
+// exitedNow reports whether pid has exited and can be reaped, without
+// reaping it. Errors (such as ECHILD if something else reaped the child) end
+// the wait too: cmd.Wait then reports what happened.
+func exitedNow(pid int) bool {
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err != nil:
+			return true
+		}
+		// With WNOHANG and nothing to report the kernel leaves si_signo 0.
+		return info.Signo == int32(unix.SIGCHLD)
+	}
+}
+
+// blockExit blocks the calling goroutine and its OS thread until pid has
+// exited, without reaping it.
+func blockExit(pid int) {
 	var info unix.Siginfo
 	for {
 		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)

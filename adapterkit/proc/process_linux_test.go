@@ -527,3 +527,138 @@ func TestPidReuseGuard(t *testing.T) {
 		t.Errorf("GroupPids = %v, want [4300]", pids)
 	}
 }
+
+// threads returns the number of OS threads of the test process.
+func threads(t *testing.T) int {
+	t.Helper()
+	n := statusThreads(t)
+	if n <= 0 {
+		t.Fatal("no Threads: line in /proc/self/status")
+	}
+	return n
+}
+
+func statusThreads(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "Threads:"); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(v))
+			if err != nil {
+				t.Fatalf("Threads: %q: %v", v, err)
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+// Idle children cost no OS thread each: they are forked from the one
+// spawner thread and waited for in the netpoller.
+func TestIdleChildrenHoldNoThreads(t *testing.T) {
+	const n = 200
+	before := threads(t)
+	ps := make([]*Process, 0, n)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), stopLimit)
+		defer cancel()
+		var wg sync.WaitGroup
+		for _, p := range ps {
+			wg.Go(func() {
+				if err := p.Stop(ctx); err != nil {
+					t.Errorf("Stop pid %d: %v", p.Pid(), err)
+				}
+				<-p.Done()
+			})
+		}
+		wg.Wait()
+	})
+	for range n {
+		p, err := Start(t.Context(), Spec{Path: "sleep", Args: []string{"30"}})
+		if err != nil {
+			t.Fatalf("Start: %v", err)
+		}
+		ps = append(ps, p)
+	}
+	time.Sleep(100 * time.Millisecond) // let the wait goroutines park
+	after := threads(t)
+	t.Logf("threads: %d before, %d with %d children", before, after, n)
+	if after-before > 20 {
+		t.Errorf("threads grew from %d to %d with %d idle children, want at most 20 more", before, after, n)
+	}
+	for _, p := range ps {
+		if _, done := p.ExitState(); done {
+			t.Fatalf("pid %d ended early", p.Pid())
+		}
+	}
+}
+
+// The spawner runs only while it has children to keep alive, so a program
+// that supervises nothing has no background goroutine (and goleak is happy).
+func TestSpawnerEndsWhenUnused(t *testing.T) {
+	running := func() (bool, int) {
+		forker.mu.Lock()
+		defer forker.mu.Unlock()
+		return forker.reqs != nil, forker.refs
+	}
+	if on, refs := running(); on || refs != 0 {
+		t.Fatalf("before Start: spawner running %v, refs %d; want idle", on, refs)
+	}
+	a := start(t, sh("sleep 30"))
+	b := start(t, sh("exit 0"))
+	waitDone(t, b)
+	if on, refs := running(); !on || refs != 1 {
+		t.Errorf("one child left: spawner running %v, refs %d; want running, 1", on, refs)
+	}
+	if err := a.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if on, refs := running(); on || refs != 0 {
+		t.Errorf("after Stop: spawner running %v, refs %d; want idle", on, refs)
+	}
+	if _, err := Start(t.Context(), Spec{Path: filepath.Join(t.TempDir(), "missing")}); err == nil {
+		t.Fatal("Start of a missing program succeeded")
+	}
+	if on, refs := running(); on || refs != 0 {
+		t.Errorf("after a failed Start: spawner running %v, refs %d; want idle", on, refs)
+	}
+}
+
+// Threads that locked goroutines leave behind are ended by the runtime. That
+// must not take a child with it (through Pdeathsig): children are forked only
+// from the spawner's thread, which stays locked while they live, also across
+// the spawner being ended and restarted.
+func TestChildrenSurviveThreadChurn(t *testing.T) {
+	churn := func() {
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for range 25 {
+					done := make(chan struct{})
+					go func() {
+						runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+						close(done)
+					}()
+					<-done
+				}
+			})
+		}
+		wg.Wait()
+	}
+	first := start(t, sh("exit 0"))
+	waitDone(t, first) // the spawner may end here
+	var ps []*Process
+	for range 8 {
+		ps = append(ps, start(t, sh("sleep 30")))
+		churn()
+	}
+	time.Sleep(100 * time.Millisecond) // Pdeathsig is asynchronous
+	for _, p := range ps {
+		if info, done := p.ExitState(); done {
+			t.Errorf("pid %d ended while threads were churned: %v", p.Pid(), info)
+		}
+	}
+}

@@ -99,6 +99,7 @@ func run(n int, bin string, parallel int) error {
 	}
 	fmt.Printf("runtimes: %d (started in %s, %d at a time)\n", n, startAll.Round(time.Millisecond), parallel)
 	fmt.Printf("core RSS: %.1f MiB (%.1f MiB before starting)\n", mib(coreRSS), mib(baseRSS))
+	fmt.Printf("core threads: %d\n", statusField("self", "Threads:"))
 	fmt.Printf("host RSS: median %.2f MiB, max %.2f MiB\n", mib(median(rss)), mib(maxOf(rss)))
 	fmt.Printf("host PSS: median %.2f MiB, max %.2f MiB (shared pages divided among hosts)\n", mib(median(pss)), mib(maxOf(pss)))
 	stopBegin := time.Now()
