@@ -28,7 +28,7 @@ type v2Server struct {
 // an invocation's events before its response.
 func (h *host) serveV2(ctx context.Context, r io.Reader, w io.Writer) error {
 	er := &eofReader{r: r, eof: make(chan struct{})}
-	ww := &watchWriter{w: w, found: make(chan struct{})}
+	ww := &watchWriter{w: w, try: wire.NonblockingWriter(w), found: make(chan struct{})}
 	s := &v2Server{host: h, watch: ww, ending: make(chan struct{})}
 	s.conn = wire.NewConn(er, ww, wire.Options{Handler: s, Logger: h.log, MaxFrame: h.cfg.maxFrame})
 
@@ -248,9 +248,20 @@ func (e *eofReader) Close() error {
 // are only inspected after arming, which happens when the host is ending.
 type watchWriter struct {
 	w      io.Writer
+	try    wire.TryWriter // nil if w cannot be written without blocking
 	target atomic.Pointer[[]byte]
 	found  chan struct{}
 	once   sync.Once
+}
+
+// TryWrite implements wire.TryWriter, which lets the conn write frames
+// from the goroutine that produced them. Once armed it declines, so that
+// every later frame goes whole through Write, where it is inspected.
+func (ww *watchWriter) TryWrite(p []byte) (int, error) {
+	if ww.try == nil || ww.target.Load() != nil {
+		return 0, nil
+	}
+	return ww.try.TryWrite(p)
 }
 
 func (ww *watchWriter) arm(id json.RawMessage) {

@@ -141,7 +141,7 @@ func (h *Host) Invoke(ctx context.Context, p hostproto.InvokeParams, onEvent Eve
 		defer h.ch.setEvents(p.RuntimeContext.InvocationID, nil)
 	}
 	var res contract.AgentRunResult
-	if err := h.call(ctx, hostproto.OpInvoke, p, &res); err != nil {
+	if err := h.call(ctx, hostproto.OpInvoke, &p, &res); err != nil {
 		return res, err
 	}
 	if err := checkRunResult(&res); err != nil {

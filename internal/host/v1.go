@@ -108,7 +108,7 @@ func (c *v1Channel) call(ctx context.Context, op string, params, result any) err
 	if c.broken != nil {
 		return c.h.fail(op, CodeHostIO, "host channel is no longer usable", c.broken)
 	}
-	payload, err := json.Marshal(params)
+	payload, err := marshalParams(params)
 	if err != nil {
 		return fmt.Errorf("encode %s payload: %w", op, err)
 	}
@@ -194,7 +194,7 @@ func (c *v1Channel) answer(op string, f v1Frame, result any) error {
 	if result == nil || len(resp.Outcome.Output) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(resp.Outcome.Output, result); err != nil {
+	if err := decodeResult(resp.Outcome.Output, result); err != nil {
 		return c.h.fail(op, CodeProtocolError, "host output does not decode", err)
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -26,6 +27,10 @@ type v2Channel struct {
 	mu     sync.Mutex
 	events map[string]EventFunc
 	once   sync.Once
+
+	stopExitWatch func() bool
+	drain         *time.Timer // under mu: closes the channel after the exit drain
+	closed        bool        // under mu
 }
 
 func launchV2(ctx context.Context, h *Host, ps *proc.Spec) (channel, error) {
@@ -51,8 +56,24 @@ func launchV2(ctx context.Context, h *Host, ps *proc.Spec) (channel, error) {
 		return nil, err
 	}
 	c := &v2Channel{h: h, events: map[string]EventFunc{}, runErr: make(chan error, 1)}
-	c.conn = wire.NewConn(nc, nc, wire.Options{MaxFrame: h.spec.MaxFrame, Handler: wire.HandlerFunc(c.handle), Logger: h.logger})
+	// Passive: the host speaks only to answer (events come during an
+	// invoke, before its answer), so the core reads only while a call
+	// waits, on the caller's goroutine, which saves a goroutine switch per
+	// call. The host's exit is watched below, not by reading.
+	c.conn = wire.NewConn(nc, nc, wire.Options{MaxFrame: h.spec.MaxFrame, Handler: wire.HandlerFunc(c.handle), Logger: h.logger, Passive: true})
 	go func() { c.runErr <- c.conn.Run(context.Background()) }()
+	// A host that died while something else holds its channel open must
+	// still end the calls: once it has exited, and an answer it wrote just
+	// before had time to arrive, the channel closes and every call fails
+	// with errHostExited. (One watch for the channel rather than one per
+	// call.)
+	c.stopExitWatch = context.AfterFunc(h.exited, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if !c.closed {
+			c.drain = time.AfterFunc(exitDrain, func() { c.conn.CloseWithCause(errHostExited) })
+		}
+	})
 	return c, nil
 }
 
@@ -85,27 +106,38 @@ func (c *v2Channel) setEvents(id string, fn EventFunc) {
 
 func (c *v2Channel) close() {
 	c.once.Do(func() {
+		c.stopExitWatch()
+		c.mu.Lock()
+		c.closed = true
+		if c.drain != nil {
+			c.drain.Stop()
+		}
+		c.mu.Unlock()
 		c.conn.Close()
 		<-c.runErr
 	})
 }
 
 func (c *v2Channel) call(ctx context.Context, op string, params, result any) error {
-	// A host that died while something else holds its channel open must
-	// still end the call: tie the call to the process's exit.
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(c.h.exited, func() {
-		// An answer written just before the exit may still be in the socket.
-		time.AfterFunc(exitDrain, func() { cancel(errHostExited) })
-	})
-	defer stop()
-	err := c.conn.Call(ctx, op, params, result)
-	if err != nil && errors.Is(context.Cause(ctx), errHostExited) {
-		return c.h.fail(op, CodeHostCrashed, "host process exited", err)
+	var raw json.RawMessage
+	target := result
+	if _, ok := result.(*json.RawMessage); !ok && result != nil {
+		target = &raw // decoded below, without a second validating pass
 	}
+	if p, ok := params.(*hostproto.InvokeParams); ok {
+		params = invokeParamsJSON{p}
+	}
+	err := c.conn.Call(ctx, op, params, target)
 	if err == nil {
+		if target == &raw {
+			if err := decodeResult(raw, result); err != nil {
+				return fmt.Errorf("wire: decode %s result: %w", op, err)
+			}
+		}
 		return nil
+	}
+	if errors.Is(err, errHostExited) {
+		return c.h.fail(op, CodeHostCrashed, "host process exited", err)
 	}
 	var rpc *wire.Error
 	if errors.As(err, &rpc) {

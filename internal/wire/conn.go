@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Defaults for Options fields left zero.
@@ -21,6 +23,17 @@ const (
 // maxBatch is how many bytes of queued frames the writer gathers into one
 // Write when frames arrive faster than they can be written.
 const maxBatch = 64 << 10
+
+// burstGap is how soon after the previous notification one counts as part
+// of a burst, which the writer goroutine gathers into few writes instead of
+// a write each.
+const burstGap = 50 * time.Microsecond
+
+// inlinePeriod is the period of the watchdog of requests handled on the
+// reading goroutine: a request still running there after a whole period
+// moves the reading to a new goroutine, so reading stops for less than two
+// periods.
+const inlinePeriod = time.Millisecond
 
 // Options configures a Conn. The zero value is usable.
 type Options struct {
@@ -47,6 +60,17 @@ type Options struct {
 	// (DefaultMaxConcurrency if <= 0). A request over the limit is answered
 	// at once with CodeOverloaded.
 	MaxConcurrency int
+	// Passive makes the Conn read only while a Call waits for its response,
+	// on the goroutine of that Call: the answer then wakes the caller
+	// directly instead of a reader goroutine that hands it over, which
+	// saves a goroutine switch per call. Whatever the peer sends while no
+	// call waits (notifications, requests, the end of the stream) is read
+	// with the next call. It is meant for a client whose peer only speaks
+	// when asked. A caller that gives up interrupts its read with a read
+	// deadline, so Passive takes effect only if the reader has a
+	// SetReadDeadline method (net.Conn, *os.File); otherwise the Conn reads
+	// all the time, as without it.
+	Passive bool
 }
 
 // Conn is a symmetric JSON-RPC 2.0 peer over newline-delimited frames: it
@@ -65,6 +89,13 @@ type Options struct {
 // time in the order received, and a response is delivered to its Call only
 // after every notification received before it has been handled, so a Call
 // returns after the notifications the peer sent before answering it.
+//
+// A request is handled on the goroutine that read it (unless Passive), which
+// spares a goroutine switch for short requests; reading resumes when the
+// handler returns. A handler still running after about a millisecond (one
+// to two periods of a watchdog) hands the reading to a new goroutine and
+// goes on concurrently, so a long request delays the next frames by at most
+// that much.
 type Conn struct {
 	r   io.Reader
 	w   io.Writer
@@ -77,9 +108,54 @@ type Conn struct {
 
 	out        chan *frameBuf // to the writer
 	inq        chan inbound   // to the ordered dispatcher
+	readDone   chan error     // the error that ended reading (sent once)
+	readEnded  atomic.Bool    // set before readDone is sent
 	writerStop chan struct{}  // closed when no more responses will be queued
 	killed     chan struct{}  // closed by abort: give up blocked sends
 	closed     chan struct{}  // closed when the conn stops accepting calls
+
+	// Inline writes: a frame is written by the goroutine that produced it
+	// (see TryWriter) when no frame is queued (queued == 0) and nobody is
+	// writing (wmu is free). wmu is held for every write to w; queued
+	// counts the frames given to the writer goroutine (or on their way to
+	// it, or the tail of a frame written in part) until they are written.
+	fast     TryWriter
+	epoch    time.Time    // for lastNote
+	lastNote atomic.Int64 // when the last notification was sent, since epoch
+	wmu      sync.Mutex
+	queued   atomic.Int64
+	rest     []byte        // under wmu: unwritten tail of an inline frame
+	restFB   *frameBuf     // under wmu: the frame rest belongs to
+	kick     chan struct{} // tells the writer that rest is waiting
+	wclosed  bool          // under wmu: the writer goroutine has ended
+
+	hctx context.Context // handlers' context, set by Run before reading
+
+	// Requests handled on the reading goroutine. inlineTok is the token of
+	// the one running there (0: none); whoever swaps it to 0 decides
+	// whether the reader goes on reading after it (the reader itself) or a
+	// new goroutine takes over (the watchdog).
+	inlineTok atomic.Uint64
+	inlineSeq atomic.Uint64 // last token handed out
+	wd        *time.Timer   // the watchdog, armed while requests come
+	wdArmed   atomic.Bool
+	wdTok     atomic.Uint64 // inlineTok at the watchdog's last check
+	wdSeq     atomic.Uint64 // inlineSeq at the watchdog's last check
+	wdMu      sync.Mutex    // held by a running watchdog
+	wdOff     bool          // under wdMu: reading has ended, the watchdog stays off
+
+	// Passive reading: the read role is a token in role while nobody
+	// reads; a Call takes it to read, and gives it back when its own answer
+	// has been read. dl interrupts the read of a caller that gives up.
+	passive  bool
+	dl       interface{ SetReadDeadline(time.Time) error }
+	role     chan struct{}
+	respID   int64 // with the role: id of the last response routed
+	yielded  bool  // with the role: handed to a helper goroutine
+	dlMu     sync.Mutex
+	dlOwner  int64 // the call reading, whose cancellation interrupts the read
+	dlSet    bool  // a read deadline is set
+	dlSetAny atomic.Bool
 
 	nextID   atomic.Int64
 	active   atomic.Int32 // request handlers running
@@ -134,7 +210,12 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Conn{
+	fast, ok := w.(TryWriter)
+	if !ok {
+		fast = NonblockingWriter(w)
+	}
+	dl, _ := r.(interface{ SetReadDeadline(time.Time) error })
+	c := &Conn{
 		r:          r,
 		w:          w,
 		log:        log,
@@ -144,11 +225,21 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 		limit:      opts.MaxFrame,
 		out:        make(chan *frameBuf, opts.OutboundQueue),
 		inq:        make(chan inbound, opts.InboundQueue),
+		readDone:   make(chan error, 1),
 		writerStop: make(chan struct{}),
 		killed:     make(chan struct{}),
 		closed:     make(chan struct{}),
 		pending:    make(map[int64]chan callResult),
+		fast:       fast,
+		epoch:      time.Now(),
+		kick:       make(chan struct{}, 1),
+		passive:    opts.Passive && dl != nil,
+		dl:         dl,
+		role:       make(chan struct{}, 1),
 	}
+	c.wd = time.AfterFunc(time.Hour, c.watchdog)
+	c.wd.Stop()
+	return c
 }
 
 // Run reads and dispatches frames until the peer closes its end, a read or
@@ -189,7 +280,29 @@ func (c *Conn) Run(ctx context.Context) error {
 	var dispatcher sync.WaitGroup
 	dispatcher.Go(func() { c.dispatchLoop(hctx) })
 
-	readErr := c.readLoop(hctx)
+	c.hctx = hctx
+	var readErr error
+	if c.passive {
+		c.role <- struct{}{} // callers may read from now on
+		select {
+		case readErr = <-c.readDone:
+		case <-c.killed:
+			// A reader sees its stream closed and reports; or nobody
+			// reads, and the role is taken for good.
+			select {
+			case readErr = <-c.readDone:
+			case <-c.role:
+			}
+		}
+	} else {
+		c.handlers.Go(c.readLoop)
+		readErr = <-c.readDone
+	}
+	// From here on nothing reads or routes frames.
+	c.wdMu.Lock()
+	c.wdOff = true
+	c.wd.Stop()
+	c.wdMu.Unlock()
 
 	// Stop accepting calls; deliver what was already received; let handlers
 	// finish and their responses drain; then fail whatever is still pending.
@@ -216,6 +329,17 @@ func (c *Conn) Run(ctx context.Context) error {
 func (c *Conn) Close() error {
 	c.abort(errClosedLocally)
 	return nil
+}
+
+// CloseWithCause is Close for a reason: the pending calls, and calls made
+// later, fail with an error that wraps both ErrConnClosed and cause, and a
+// running Run returns cause. A nil cause is Close. Only the first of Close
+// and CloseWithCause counts.
+func (c *Conn) CloseWithCause(cause error) {
+	if cause == nil {
+		cause = errClosedLocally
+	}
+	c.abort(cause)
 }
 
 // Call sends a request for method with params (omitted if nil) and waits
@@ -255,28 +379,154 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	c.pending[id] = ch
 	c.mu.Unlock()
 
-	if err := c.send(ctx, fb); err != nil {
-		c.forget(id)
-		return err
+	if !c.writeInline(fb) {
+		if err := c.send(ctx, fb); err != nil {
+			c.forget(id)
+			return err
+		}
 	}
-	select {
-	case res := <-ch:
-		if res.err != nil {
-			return res.err
+	var res callResult
+	if c.passive {
+		var ok bool
+		if res, ok = c.awaitReading(ctx, id, ch); !ok {
+			c.forget(id)
+			return ctx.Err()
 		}
-		if rm, ok := result.(*json.RawMessage); ok && rm != nil {
-			*rm = res.result // validated, and a private copy
-			return nil
+	} else {
+		select {
+		case res = <-ch:
+		case <-ctx.Done():
+			c.forget(id)
+			return ctx.Err()
 		}
-		if result != nil {
-			if err := json.Unmarshal(res.result, result); err != nil {
-				return fmt.Errorf("wire: decode %s result: %w", method, err)
+	}
+	if res.err != nil {
+		return res.err
+	}
+	if rm, ok := result.(*json.RawMessage); ok && rm != nil {
+		*rm = res.result // validated, and a private copy
+		return nil
+	}
+	if result != nil {
+		if err := json.Unmarshal(res.result, result); err != nil {
+			return fmt.Errorf("wire: decode %s result: %w", method, err)
+		}
+	}
+	return nil
+}
+
+// awaitReading waits for the answer to call id on a passive conn, reading
+// for the whole conn whenever nobody else does and the answer has not been
+// read yet. It reports false if ctx ended first.
+func (c *Conn) awaitReading(ctx context.Context, id int64, ch chan callResult) (callResult, bool) {
+	role := c.role
+	for {
+		select {
+		case res := <-ch:
+			return res, true
+		default:
+		}
+		if ctx.Err() != nil {
+			return callResult{}, false
+		}
+		select {
+		case res := <-ch:
+			return res, true
+		case <-ctx.Done():
+			return callResult{}, false
+		case <-role:
+			if c.readFor(ctx, id) || isDone(c.killed) {
+				// The answer has been read, and is in ch or on its way
+				// through the dispatcher; or the conn is dead and fails
+				// the call.
+				role = nil
 			}
 		}
-		return nil
-	case <-ctx.Done():
-		c.forget(id)
-		return ctx.Err()
+	}
+}
+
+// readFor reads and routes frames, holding the read role, until the answer
+// to call id has been read, ctx ends or reading fails, and reports whether
+// the answer has been read. Then it gives the role back, which wakes a
+// caller waiting for it, unless reading has ended for good or the role went
+// to a helper.
+func (c *Conn) readFor(ctx context.Context, id int64) (answered bool) {
+	c.dlMu.Lock()
+	c.dlOwner = id
+	c.dlMu.Unlock()
+	stop := context.AfterFunc(ctx, func() { c.interrupt(id) })
+	release := true
+	for ctx.Err() == nil && !isDone(c.killed) {
+		if !c.isPending(id) { // read by the previous reader
+			answered = true
+			break
+		}
+		if c.dlSetAny.Load() {
+			c.clearDeadline()
+		}
+		frame, err := c.fr.ReadFrame()
+		if err != nil {
+			if errors.Is(err, os.ErrDeadlineExceeded) && (ctx.Err() != nil || c.dlSetAny.Load()) {
+				continue // interrupted: the loop sees ctx has ended
+			}
+			c.endReading(err)
+			release = false
+			break
+		}
+		c.respID = 0
+		_, err = c.handleFrameFor(ctx, frame)
+		yielded := c.yielded
+		c.yielded = false
+		if err != nil {
+			c.endReading(err)
+			release = false
+			break
+		}
+		if yielded {
+			release = false
+			break
+		}
+		if c.respID == id {
+			answered = true
+			break
+		}
+	}
+	stop()
+	c.dlMu.Lock()
+	c.dlOwner = 0
+	c.dlMu.Unlock()
+	if release {
+		c.role <- struct{}{}
+	}
+	return answered
+}
+
+func (c *Conn) isPending(id int64) bool {
+	c.mu.Lock()
+	_, ok := c.pending[id]
+	c.mu.Unlock()
+	return ok
+}
+
+// interrupt makes the read of call id, if it is still reading, return at
+// once.
+func (c *Conn) interrupt(id int64) {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	if c.dlOwner == id {
+		c.dlSet = true
+		c.dlSetAny.Store(true)
+		_ = c.dl.SetReadDeadline(time.Unix(1, 0))
+	}
+}
+
+func (c *Conn) clearDeadline() {
+	c.dlMu.Lock()
+	defer c.dlMu.Unlock()
+	if c.dlSet {
+		c.dlSet = false
+		c.dlSetAny.Store(false)
+		_ = c.dl.SetReadDeadline(time.Time{})
 	}
 }
 
@@ -300,18 +550,28 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
+	// A notification that closely follows the previous one (a burst of
+	// events) goes through the writer, which gathers a burst into few
+	// writes; a lone one is written at once.
+	now := int64(time.Since(c.epoch))
+	if now-c.lastNote.Swap(now) > int64(burstGap) && c.writeInline(fb) {
+		return nil
+	}
 	return c.send(ctx, fb)
 }
 
 // send queues a frame of a Call or Notify.
 func (c *Conn) send(ctx context.Context, fb *frameBuf) error {
+	c.queued.Add(1)
 	select {
 	case c.out <- fb:
 		return nil
 	case <-ctx.Done():
+		c.queued.Add(-1)
 		putFrameBuf(fb)
 		return ctx.Err()
 	case <-c.closed:
+		c.queued.Add(-1)
 		putFrameBuf(fb)
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -319,14 +579,71 @@ func (c *Conn) send(ctx context.Context, fb *frameBuf) error {
 	}
 }
 
-// reply queues a response. Responses are still written after the read side
+// reply sends a response. Responses are still written after the read side
 // has ended, until Run stops the writer, but are dropped once the conn is
 // aborted.
 func (c *Conn) reply(fb *frameBuf) {
+	if c.writeInline(fb) {
+		return
+	}
+	c.queued.Add(1)
 	select {
 	case c.out <- fb:
 	case <-c.killed:
+		c.queued.Add(-1)
 		putFrameBuf(fb)
+	}
+}
+
+// writeInline writes fb from the calling goroutine if that can be done
+// without blocking and without overtaking a frame queued earlier: nothing
+// is queued and nobody is writing. It reports whether it took fb; if the
+// stream could take only part of it, the writer goroutine writes the rest
+// before any other frame.
+func (c *Conn) writeInline(fb *frameBuf) bool {
+	if c.fast == nil || c.queued.Load() != 0 || !c.wmu.TryLock() {
+		return false
+	}
+	// Queued frames are counted before they reach the queue, and counted
+	// off only after the writer wrote them under wmu: with wmu held and
+	// nothing counted, no frame queued before fb is still unwritten.
+	if c.queued.Load() != 0 || c.wclosed || isDone(c.killed) {
+		c.wmu.Unlock()
+		return false
+	}
+	p := fb.b.Bytes()
+	n, err := c.fast.TryWrite(p)
+	switch {
+	case err != nil:
+		c.wmu.Unlock()
+		putFrameBuf(fb)
+		c.abort(fmt.Errorf("wire: write: %w", err))
+	case n >= len(p):
+		c.wmu.Unlock()
+		putFrameBuf(fb)
+	case n == 0:
+		c.wmu.Unlock()
+		return false
+	default:
+		// Part of the frame is out: nothing else may be written before
+		// its tail, which the writer goroutine now owns.
+		c.rest, c.restFB = p[n:], fb
+		c.queued.Add(1)
+		c.wmu.Unlock()
+		select {
+		case c.kick <- struct{}{}:
+		default: // a kick is already pending
+		}
+	}
+	return true
+}
+
+func isDone(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -336,99 +653,201 @@ func (c *Conn) forget(id int64) {
 	c.mu.Unlock()
 }
 
-func (c *Conn) readLoop(ctx context.Context) error {
+// endReading reports the error that ends reading for good to Run.
+func (c *Conn) endReading(err error) {
+	c.readEnded.Store(true)
+	c.readDone <- err
+}
+
+// releaseRole gives the read role back on a passive conn, unless reading
+// has ended.
+func (c *Conn) releaseRole() {
+	if !c.readEnded.Load() {
+		c.role <- struct{}{}
+	}
+}
+
+// readLoop reads and routes frames until reading fails, which it reports
+// on readDone, or until a request it handles hands the reading to another
+// goroutine.
+func (c *Conn) readLoop() {
 	for {
 		frame, err := c.fr.ReadFrame()
 		if err != nil {
-			return err
+			c.endReading(err)
+			return
 		}
-		if err := c.handleFrame(ctx, frame); err != nil {
-			return err
+		keep, err := c.handleFrameFor(nil, frame)
+		if err != nil {
+			c.endReading(err)
+			return
+		}
+		if !keep {
+			return
 		}
 	}
 }
 
-// handleFrame classifies one frame and routes it. Only a frame that is not
-// JSON at all is fatal.
-func (c *Conn) handleFrame(ctx context.Context, frame []byte) error {
+// handleFrameFor classifies one frame and routes it. Only a frame that is
+// not JSON at all is fatal. keep is false when the reading has moved to
+// another goroutine. caller is the context of the Call reading on a
+// passive conn, nil otherwise.
+func (c *Conn) handleFrameFor(caller context.Context, frame []byte) (keep bool, err error) {
 	m, shape, err := readMessage(frame)
 	if err != nil {
-		c.reply(encodeResponse(nil, nil, &Error{Code: CodeParseError, Message: "parse error"}, c.limit))
-		return protocolErrorf(err, "frame is not JSON")
+		c.replyFrom(caller, encodeResponse(nil, nil, &Error{Code: CodeParseError, Message: "parse error"}, c.limit))
+		return true, protocolErrorf(err, "frame is not JSON")
 	}
 	if shape != "" {
-		c.invalid(m.ID, shape)
-		return nil
+		c.invalid(caller, m.ID, shape)
+		return true, nil
 	}
 	switch {
 	case m.Method != "":
 		if m.ID == nil {
 			if m.JSONRPC != "2.0" {
 				c.log.Debug("wire: dropping notification without jsonrpc 2.0", "method", truncate(m.Method, 64))
-				return nil
+				return true, nil
 			}
-			c.notification(&Request{Method: m.Method, Params: m.Params})
-			return nil
+			c.notification(caller, &Request{Method: m.Method, Params: m.Params})
+			return true, nil
 		}
 		if !validID(m.ID) {
-			c.invalid(nil, "id must be a string or a number")
-			return nil
+			c.invalid(caller, nil, "id must be a string or a number")
+			return true, nil
 		}
 		if m.JSONRPC != "2.0" {
-			c.invalid(m.ID, `jsonrpc must be "2.0"`)
-			return nil
+			c.invalid(caller, m.ID, `jsonrpc must be "2.0"`)
+			return true, nil
 		}
-		c.request(ctx, &Request{ID: m.ID, Method: m.Method, Params: m.Params})
+		return c.request(caller, &Request{ID: m.ID, Method: m.Method, Params: m.Params}), nil
 	case m.ID != nil && (m.Result != nil || m.Error != nil):
-		c.response(&m)
+		c.response(caller, &m)
 	default:
-		c.invalid(m.ID, "neither a request, a notification nor a response")
+		c.invalid(caller, m.ID, "neither a request, a notification nor a response")
 	}
-	return nil
+	return true, nil
+}
+
+// replyFrom sends a response the reader produces itself. A passive reader
+// whose caller gives up while the queue is full hands the wait, and the
+// read role with it, to a helper goroutine, and sets c.yielded (as
+// enqueue does).
+func (c *Conn) replyFrom(caller context.Context, fb *frameBuf) {
+	if caller == nil {
+		c.reply(fb)
+		return
+	}
+	if c.writeInline(fb) {
+		return
+	}
+	c.queued.Add(1)
+	select {
+	case c.out <- fb:
+	case <-c.killed:
+		c.queued.Add(-1)
+		putFrameBuf(fb)
+	case <-caller.Done():
+		c.yielded = true
+		c.handlers.Go(func() {
+			select {
+			case c.out <- fb:
+			case <-c.killed:
+				c.queued.Add(-1)
+				putFrameBuf(fb)
+			}
+			c.releaseRole()
+		})
+	}
 }
 
 // invalid answers an invalid message with CodeInvalidRequest, echoing the
 // id when it is usable.
-func (c *Conn) invalid(id json.RawMessage, msg string) {
+func (c *Conn) invalid(caller context.Context, id json.RawMessage, msg string) {
 	if !validID(id) {
 		id = nil
 	}
 	c.log.Debug("wire: invalid message", "reason", msg)
-	c.reply(encodeResponse(id, nil, &Error{Code: CodeInvalidRequest, Message: msg}, c.limit))
+	c.replyFrom(caller, encodeResponse(id, nil, &Error{Code: CodeInvalidRequest, Message: msg}, c.limit))
 }
 
-func (c *Conn) request(ctx context.Context, req *Request) {
+// request serves a request. It reports whether the calling reader goes on
+// reading: a request is handled right here, on the reading goroutine,
+// unless the reader is a passive caller; if it runs long the watchdog moves
+// the reading to a new goroutine, and request reports false.
+func (c *Conn) request(caller context.Context, req *Request) bool {
 	if c.handler == nil {
-		c.reply(encodeResponse(req.ID, nil, &Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}, c.limit))
-		return
+		c.replyFrom(caller, encodeResponse(req.ID, nil, &Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}, c.limit))
+		return true
 	}
-	// Only this goroutine increments active, so the check cannot race past
-	// the limit.
+	// Only the reading goroutine increments active, so the check cannot
+	// race past the limit.
 	if c.active.Load() >= c.maxIn {
 		c.log.Warn("wire: too many requests in flight", "method", req.Method, "limit", c.maxIn)
-		c.reply(encodeResponse(req.ID, nil, &Error{Code: CodeOverloaded, Message: "too many requests in flight"}, c.limit))
-		return
+		c.replyFrom(caller, encodeResponse(req.ID, nil, &Error{Code: CodeOverloaded, Message: "too many requests in flight"}, c.limit))
+		return true
 	}
 	c.active.Add(1)
-	c.handlers.Go(func() {
-		defer c.active.Add(-1)
-		result, err := c.handler.Handle(ctx, req)
-		var rpcErr *Error
-		if err != nil {
-			rpcErr = toRPCError(err)
-		}
-		c.reply(encodeResponse(req.ID, result, rpcErr, c.limit))
-	})
+	if caller != nil {
+		c.handlers.Go(func() { c.serveRequest(req) })
+		return true
+	}
+	tok := c.inlineSeq.Add(1)
+	c.inlineTok.Store(tok)
+	if !c.wdArmed.Load() && c.wdArmed.CompareAndSwap(false, true) {
+		c.wd.Reset(inlinePeriod)
+	}
+	c.serveRequest(req)
+	return c.inlineTok.CompareAndSwap(tok, 0)
 }
 
-func (c *Conn) notification(note *Request) {
+// watchdog runs every inlinePeriod while requests come. A request that has
+// been running on the reading goroutine since its last check loses the
+// reading to a new goroutine.
+func (c *Conn) watchdog() {
+	c.wdMu.Lock()
+	defer c.wdMu.Unlock()
+	if c.wdOff {
+		return
+	}
+	tok, seq := c.inlineTok.Load(), c.inlineSeq.Load()
+	if tok != 0 && tok == c.wdTok.Load() && c.inlineTok.CompareAndSwap(tok, 0) {
+		// The reader is inside this request (it cannot have ended reading),
+		// so Run is not waiting for the handlers yet.
+		c.handlers.Go(c.readLoop)
+	}
+	if seq != c.wdSeq.Load() {
+		c.wdTok.Store(tok)
+		c.wdSeq.Store(seq)
+		c.wd.Reset(inlinePeriod)
+		return
+	}
+	// Idle: stop, unless a request started meanwhile (it saw the watchdog
+	// still armed, so re-arming is up to us).
+	c.wdArmed.Store(false)
+	if c.inlineTok.Load() != 0 && c.wdArmed.CompareAndSwap(false, true) {
+		c.wd.Reset(inlinePeriod)
+	}
+}
+
+func (c *Conn) serveRequest(req *Request) {
+	defer c.active.Add(-1)
+	result, err := c.handler.Handle(c.hctx, req)
+	var rpcErr *Error
+	if err != nil {
+		rpcErr = toRPCError(err)
+	}
+	c.reply(encodeResponse(req.ID, result, rpcErr, c.limit))
+}
+
+func (c *Conn) notification(caller context.Context, note *Request) {
 	if c.handler == nil {
 		return
 	}
-	c.enqueue(inbound{note: note})
+	c.enqueue(caller, inbound{note: note})
 }
 
-func (c *Conn) response(m *inMessage) {
+func (c *Conn) response(caller context.Context, m *inMessage) {
 	id, ok := parseOurID(m.ID)
 	if !ok {
 		if m.Error != nil && string(m.ID) == "null" {
@@ -444,6 +863,7 @@ func (c *Conn) response(m *inMessage) {
 	ch := c.pending[id]
 	delete(c.pending, id)
 	c.mu.Unlock()
+	c.respID = id // only the reader writes it; only a passive reader reads it
 	if ch == nil {
 		c.log.Debug("wire: response to unknown or abandoned call", "id", id)
 		return
@@ -468,22 +888,43 @@ func (c *Conn) response(m *inMessage) {
 		ch <- res // buffered; the only send
 		return
 	}
-	c.enqueue(inbound{resp: &heldResponse{ch: ch, res: res}})
+	c.enqueue(caller, inbound{resp: &heldResponse{ch: ch, res: res}})
 }
 
-// enqueue hands an item to the ordered dispatcher, waiting for room.
-func (c *Conn) enqueue(it inbound) {
+// enqueue hands an item to the ordered dispatcher, waiting for room. A
+// passive reader whose caller gives up meanwhile hands the wait, and the
+// read role with it, to a helper goroutine (nothing else may be routed
+// before the item), and sets c.yielded.
+func (c *Conn) enqueue(caller context.Context, it inbound) {
 	c.inFlight.Add(1)
+	var done <-chan struct{}
+	if caller != nil {
+		done = caller.Done()
+	}
 	select {
 	case c.inq <- it:
 	case <-c.killed:
-		c.inFlight.Add(-1)
-		if it.resp != nil { // taken from pending, so failPending missed it
-			c.mu.Lock()
-			err := c.closeErr
-			c.mu.Unlock()
-			it.resp.ch <- callResult{err: err}
-		}
+		c.dropItem(it)
+	case <-done:
+		c.yielded = true
+		c.handlers.Go(func() {
+			select {
+			case c.inq <- it:
+			case <-c.killed:
+				c.dropItem(it)
+			}
+			c.releaseRole()
+		})
+	}
+}
+
+func (c *Conn) dropItem(it inbound) {
+	c.inFlight.Add(-1)
+	if it.resp != nil { // taken from pending, so failPending missed it
+		c.mu.Lock()
+		err := c.closeErr
+		c.mu.Unlock()
+		it.resp.ch <- callResult{err: err}
 	}
 }
 
@@ -513,43 +954,81 @@ func (c *Conn) writeLoop() {
 			select {
 			case fb = <-c.out:
 			default:
-				return
+				// Done once nothing is queued or left over; from then on
+				// frames can no longer be written inline either.
+				c.wmu.Lock()
+				c.writeRestLocked()
+				if len(c.out) == 0 {
+					c.wclosed = true
+					c.wmu.Unlock()
+					return
+				}
+				c.wmu.Unlock()
+				continue
 			}
 		} else {
 			select {
 			case fb = <-c.out:
+			case <-c.kick:
+				c.flushRest()
+				continue
 			case <-c.writerStop:
 				stopping = true
 				continue
 			}
 		}
+		c.wmu.Lock()
+		c.writeRestLocked()
 		if len(c.out) == 0 {
 			c.write(fb.b.Bytes())
 			putFrameBuf(fb)
+			c.queued.Add(-1)
+			c.wmu.Unlock()
 			continue
 		}
 		// Frames are queued faster than written: gather them into one Write.
 		batch = append(batch[:0], fb.b.Bytes()...)
 		putFrameBuf(fb)
+		n := int64(1)
 	gather:
 		for len(batch) < maxBatch {
 			select {
 			case fb = <-c.out:
 				batch = append(batch, fb.b.Bytes()...)
 				putFrameBuf(fb)
+				n++
 			default:
 				break gather
 			}
 		}
 		c.write(batch)
+		c.queued.Add(-n)
+		c.wmu.Unlock()
 		if cap(batch) > 4*maxBatch {
 			batch = nil
 		}
 	}
 }
 
+// flushRest writes the tail of a frame written inline in part.
+func (c *Conn) flushRest() {
+	c.wmu.Lock()
+	c.writeRestLocked()
+	c.wmu.Unlock()
+}
+
+func (c *Conn) writeRestLocked() {
+	if c.restFB == nil {
+		return
+	}
+	c.write(c.rest)
+	putFrameBuf(c.restFB)
+	c.rest, c.restFB = nil, nil
+	c.queued.Add(-1)
+}
+
 // write writes whole frames; after the first failure it discards, and the
-// failure aborts the conn.
+// failure aborts the conn. The caller holds wmu.
 func (c *Conn) write(p []byte) {
 	select {
 	case <-c.killed:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 )
 
@@ -42,6 +43,7 @@ type FrameReader struct {
 	scanned    int   // buf[start:start+scanned] is known to hold no '\n'
 	err        error // sticky read error of the underlying reader
 	tooBig     error // sticky ErrFrameTooLarge error
+	timeout    error // a read deadline that passed, returned once
 }
 
 // NewFrameReader returns a FrameReader on r with the given frame size limit
@@ -60,7 +62,9 @@ func (fr *FrameReader) MaxFrame() int { return fr.max }
 // slice is only valid until the next call. At the end of the stream it
 // returns io.EOF; a frame over the limit returns an error that wraps
 // ErrFrameTooLarge; a read error from the underlying reader is returned as
-// is.
+// is. Errors are sticky, except one wrapping os.ErrDeadlineExceeded (a read
+// deadline passed): it is returned once, what was read is kept, and the
+// next call goes on reading.
 func (fr *FrameReader) ReadFrame() ([]byte, error) {
 	if fr.tooBig != nil {
 		return nil, fr.tooBig
@@ -109,6 +113,10 @@ func (fr *FrameReader) readLine() ([]byte, error) {
 			return nil, fr.err
 		}
 		n := fr.fill()
+		if err := fr.timeout; err != nil {
+			fr.timeout = nil
+			return nil, err
+		}
 		if n == 0 && fr.err == nil {
 			if empty++; empty >= maxEmptyReads {
 				fr.err = io.ErrNoProgress
@@ -144,7 +152,11 @@ func (fr *FrameReader) fill() int {
 		n, err = 0, errors.New("wire: reader returned invalid count")
 	}
 	fr.end += n
-	if err != nil {
+	switch {
+	case err == nil:
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		fr.timeout = err
+	default:
 		fr.err = err
 	}
 	return n

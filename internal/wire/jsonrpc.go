@@ -192,9 +192,28 @@ func putFrameBuf(fb *frameBuf) {
 	}
 }
 
+// JSONAppender is implemented by params and results that encode themselves
+// without encoding/json (the hot messages of a protocol). Conn appends the
+// output to the frame as is: AppendJSON must append exactly one valid JSON
+// value and no newline, and may report an error.
+type JSONAppender interface {
+	AppendJSON(dst []byte) ([]byte, error)
+}
+
 // value appends v as JSON. Raw messages, the common case for results a
 // host relays, are checked and copied rather than re-encoded.
 func (fb *frameBuf) value(v any) error {
+	if a, ok := v.(JSONAppender); ok {
+		b, err := a.AppendJSON(fb.b.AvailableBuffer())
+		if err != nil {
+			return err
+		}
+		if len(b) == 0 || bytes.IndexByte(b, '\n') >= 0 {
+			return errors.New("JSONAppender wrote no value or a newline")
+		}
+		fb.b.Write(b)
+		return nil
+	}
 	var raw json.RawMessage
 	switch r := v.(type) {
 	case json.RawMessage:

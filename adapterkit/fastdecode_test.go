@@ -1,0 +1,183 @@
+package adapterkit
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabric-runtime/fabric/contract"
+)
+
+var invokePayloadCorpus = []string{
+	`{"runtime_context":{"runtime_id":"runtime-1","invocation_id":"invocation-1","request_id":"request-1","environment":{"environment_id":"environment-1","provider":"local","control_location":"in_env_control","ownership":"caller_owned"},"artifacts":{"artifacts":[]},"telemetry":{"relay_enabled":false}},"request":{"input":"benchmark input"}}`,
+	`{"runtime_context":{"runtime_id":"r","invocation_id":"i","request_id":"q","environment":{"environment_id":"e","provider":"local","control_location":"c","ownership":"o","workspace":"/w","artifacts":"/a","env":{"A":"1","B":""},"connection":{"x":[1,2.5,-3e2,true,null,{"y":"z"}]},"metadata":{}},"artifacts":{"root":"/tmp/art","artifacts":[{"name":"n","kind":"k","path":"p","media_type":"text/plain","metadata":{"a":1}},null]},"telemetry":{"relay_enabled":true,"config_path":"/c","env":{"K":"V"},"metadata":{"m":"v"}}},"request":{"input":{"messages":[{"role":"user","content":"hi"}]},"context":{"turn":1},"extensions":{},"relay_session_root":"/r"}}`,
+	`{"runtime_context":null,"request":null}`,
+	`{"runtime_context":{},"request":{}}`,
+	`{}`,
+	`{"request":{"input":null,"context":null,"extensions":null,"relay_session_root":null},"runtime_context":{"runtime_id":null,"environment":null,"artifacts":null,"telemetry":null}}`,
+	`{"runtime_context":{"artifacts":{"root":null,"artifacts":null}}}`,
+	` { "request" : { "input" : [ ] , "context" : { } } , "runtime_context" : { "runtime_id" : "a b" } } `,
+	// Escapes, non-ASCII, invalid UTF-8 and lone surrogates.
+	`{"request":{"input":"tab\there \"q\" \u00e9 \ud83d\ude00 \ud800 é"},"runtime_context":{"runtime_id":"\u0072"}}`,
+	"{\"request\":{\"input\":\"bad \xff utf8\",\"context\":{\"k\xfe\":\"v\"}}}",
+	// Shapes the fast path leaves to encoding/json.
+	`{"runtime_context":{"runtime_id":1}}`,
+	`{"runtime_context":{"runtime_id":"a","runtime_id":"b"}}`,
+	`{"request":{"input":"a"},"request":{"context":{"x":1}}}`,
+	`{"Request":{"input":"case"}}`,
+	`{"r\u0065quest":{"input":"escaped key"}}`,
+	`{"request":{"input":1e400}}`,
+	`{"runtime_context":{"environment":{"env":{"A":1}}}}`,
+	`{"runtime_context":{"environment":{"env":{"A":null}}}}`,
+	`{"runtime_context":{"telemetry":{"relay_enabled":"yes"}}}`,
+	`{"runtime_context":{"artifacts":{"artifacts":{}}}}`,
+	`{"runtime_context":{"environment":{"metadata":[]}}}`,
+	`{"request":{"context":"x"}}`,
+	`{"extra":true,"request":{"input":"x"}}`,
+	`[]`,
+	`"x"`,
+	`null`,
+}
+
+// TestFastInvokePayloadMatchesJSON: where the fast path decodes, it agrees
+// with encoding/json; where it declines, encoding/json decides.
+func TestFastInvokePayloadMatchesJSON(t *testing.T) {
+	for _, doc := range invokePayloadCorpus {
+		checkFastInvokePayload(t, []byte(doc))
+	}
+	for _, doc := range invokePayloadCorpus[:10] {
+		var p invokePayload
+		if !fastInvokePayload([]byte(doc), &p) {
+			t.Errorf("fast path declined %s", doc)
+		}
+	}
+}
+
+func FuzzFastInvokePayload(f *testing.F) {
+	for _, doc := range invokePayloadCorpus {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		if !json.Valid(doc) {
+			return // the fast path is only given validated JSON
+		}
+		checkFastInvokePayload(t, doc)
+	})
+}
+
+func checkFastInvokePayload(t *testing.T, doc []byte) {
+	t.Helper()
+	var fast invokePayload
+	if !fastInvokePayload(doc, &fast) {
+		return
+	}
+	var ref invokePayload
+	if err := json.Unmarshal(doc, &ref); err != nil {
+		t.Fatalf("%s: fast path decoded what encoding/json rejects: %v", doc, err)
+	}
+	if diff := cmp.Diff(ref, fast); diff != "" {
+		t.Fatalf("%s: fast path differs from encoding/json (-json +fast):\n%s", doc, diff)
+	}
+	// Nil and empty must match too.
+	if !reflect.DeepEqual(ref, fast) {
+		t.Fatalf("%s: fast path differs from encoding/json in nil-ness:\n%#v\n%#v", doc, ref, fast)
+	}
+}
+
+var runResultDocs = []string{
+	`{"status":"succeeded","output":"ok","usage":{"input_tokens":2,"output_tokens":1,"total_tokens":3}}`,
+	`{"status":"failed","output":"","error":{"code":"boom","message":"it <broke> & \u2028","retryable":true,"extensions":{"b":[1,"2",null,{"z":1,"a":2}],"a":-0.0000001}}}`,
+	`{"status":"succeeded","output":{"text":"4","parts":[1,2.5,-1e-7,1e21,123456789,true,false,null]},"usage":{"cost_usd":0.0125,"extensions":{}},"artifacts":[{"name":"t","kind":"log","path":"t.jsonl","media_type":"application/x-ndjson","extensions":{"k":"v"}},{"name":"","kind":"","path":""}],"extensions":{"x":{}}}`,
+	`{"status":"cancelled","output":null}`,
+	`{"status":"succeeded","output":[],"usage":{},"artifacts":[]}`,
+	"{\"status\":\"succeeded\",\"output\":\"bad \xff utf8 \\u0000 \\t\"}",
+}
+
+// TestFastRunResultEncoding: appendRunResult writes what json.Marshal
+// writes.
+func TestFastRunResultEncoding(t *testing.T) {
+	for _, doc := range runResultDocs {
+		var r contract.AgentRunResult
+		if err := json.Unmarshal([]byte(doc), &r); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := appendRunResult(nil, &r); !ok {
+			t.Errorf("fast path declined %s", doc)
+		}
+		checkRunResultEncoding(t, &r)
+	}
+	n := uint64(7)
+	for _, r := range []contract.AgentRunResult{
+		{Status: "succeeded", Output: map[string]any{"n": 3, "i": int64(-4), "u": uint64(5)}},
+		{Status: "succeeded", Output: struct{ A int }{1}},              // left to encoding/json
+		{Status: "succeeded", Output: map[string]int{"a": 1}},          // idem
+		{Status: "succeeded", Output: json.RawMessage(`{"raw":true}`)}, // idem
+		{Status: "succeeded", Usage: &contract.RunUsage{TotalTokens: &n}},
+		{Status: "succeeded", Output: []any(nil), Extensions: map[string]any{"m": map[string]any(nil)}},
+	} {
+		checkRunResultEncoding(t, &r)
+	}
+}
+
+func FuzzFastRunResultEncoding(f *testing.F) {
+	for _, doc := range runResultDocs {
+		f.Add([]byte(doc))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var r contract.AgentRunResult
+		if json.Unmarshal(doc, &r) != nil {
+			return
+		}
+		checkRunResultEncoding(t, &r)
+	})
+}
+
+func checkRunResultEncoding(t *testing.T, r *contract.AgentRunResult) {
+	t.Helper()
+	want, werr := json.Marshal(r)
+	got, err := marshalRunResult(r)
+	if (err == nil) != (werr == nil) || string(got) != string(want) {
+		t.Fatalf("%#v:\nfast %s (%v)\njson %s (%v)", r, got, err, want, werr)
+	}
+}
+
+// TestFastJSONFields: the fast decoder and encoder know exactly the JSON
+// fields of the types they handle. A field added to or renamed in these
+// types must be taught to them (until then a payload carrying a new key is
+// sent to the fallback, but a renamed field would be handled under its old
+// name, and a new field would not be encoded).
+func TestFastJSONFields(t *testing.T) {
+	want := map[reflect.Type][]string{
+		reflect.TypeFor[invokePayload]():                    {"runtime_context", "request"},
+		reflect.TypeFor[contract.RuntimeContext]():          {"runtime_id", "invocation_id", "request_id", "environment", "artifacts", "telemetry"},
+		reflect.TypeFor[contract.EnvironmentHandle]():       {"environment_id", "provider", "control_location", "ownership", "workspace", "artifacts", "env", "connection", "metadata"},
+		reflect.TypeFor[contract.ArtifactManifest]():        {"root", "artifacts"},
+		reflect.TypeFor[contract.ArtifactRef]():             {"name", "kind", "path", "media_type", "metadata"},
+		reflect.TypeFor[contract.RuntimeTelemetryContext](): {"relay_enabled", "config_path", "env", "metadata"},
+		reflect.TypeFor[contract.AgentRunRequest]():         {"input", "context", "extensions", "relay_session_root"},
+		reflect.TypeFor[contract.AgentRunResult]():          {"status", "output", "error", "usage", "artifacts", "extensions"},
+		reflect.TypeFor[contract.AgentRunError]():           {"code", "message", "retryable", "extensions"},
+		reflect.TypeFor[contract.RunUsage]():                {"input_tokens", "output_tokens", "total_tokens", "cost_usd", "extensions"},
+		reflect.TypeFor[contract.AgentArtifact]():           {"name", "kind", "path", "media_type", "extensions"},
+	}
+	for typ, names := range want {
+		var got []string
+		for f := range typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			got = append(got, name)
+		}
+		if !slices.Equal(got, names) {
+			t.Errorf("%v has JSON fields %v; the fast paths know %v", typ, got, names)
+		}
+	}
+}

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package wire
+
+import "io"
+
+func nonblockingWriter(io.Writer) TryWriter { return nil }
