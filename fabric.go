@@ -37,6 +37,7 @@ type Client struct {
 	stateDir   string
 	env        []string
 	key        runtime.BindingKey
+	live       registry // runtimes (and services) started by this client
 }
 
 // Option configures a Client.

@@ -15,7 +15,8 @@ import (
 // invocation at a time: an overlapping Invoke fails at once with a
 // *StateError whose Code is "runtime_busy".
 type Runtime struct {
-	rt *runtime.Runtime
+	rt  *runtime.Runtime
+	reg *registry // the client's live runtimes, for Client.Check
 }
 
 // InvokeOption adjusts one invocation.
@@ -55,7 +56,9 @@ func (c *Client) StartPlan(ctx context.Context, p *contract.RunPlan) (*Runtime, 
 	if err != nil {
 		return nil, err
 	}
-	return &Runtime{rt: rt}, nil
+	r := &Runtime{rt: rt, reg: &c.live}
+	c.live.addRuntime(r)
+	return r, nil
 }
 
 func (c *Client) runtimeOptions() runtime.Options {
@@ -85,6 +88,7 @@ func (r *Runtime) InvokeRequest(ctx context.Context, req contract.RunRequest, ev
 // Stop stops the runtime; it is idempotent and never waits behind an
 // invocation longer than the stop deadline.
 func (r *Runtime) Stop(ctx context.Context) (contract.RuntimeStopResult, error) {
+	defer r.reg.removeRuntime(r)
 	return r.rt.Stop(ctx)
 }
 

@@ -89,7 +89,7 @@ func (a *app) rootCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "json", "output format: json or text")
-	root.AddCommand(a.planCommand(), a.doctorCommand(), a.adaptersCommand(), a.schemaCommand(), a.runCommand(), a.chatCommand(), a.conformanceCommand())
+	root.AddCommand(a.planCommand(), a.doctorCommand(), a.adaptersCommand(), a.schemaCommand(), a.runCommand(), a.chatCommand(), a.checkCommand(), a.conformanceCommand())
 	root.AddCommand(a.modelCommand())
 	return root
 }
