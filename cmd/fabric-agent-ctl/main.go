@@ -1,0 +1,18 @@
+// Command fabric-agent-ctl drives the agent runtimes of a sandbox: serve
+// owns them, the other subcommands are its clients (docs/agent-ctl.md).
+package main
+
+import (
+	"os"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/internal/agentctl/cli"
+)
+
+func main() {
+	// serve re-executes this binary as the host of bundled adapters.
+	if served, code := fabric.ServeBuiltinHost(); served {
+		os.Exit(code)
+	}
+	os.Exit(cli.Main())
+}

@@ -1,0 +1,319 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/agentctl"
+)
+
+// TestMain doubles as the adapter host (serve re-executes this binary for
+// bundled adapters) and as the fabric-agent-ctl binary of the scripts.
+func TestMain(m *testing.M) {
+	if served, code := fabric.ServeBuiltinHost(); served {
+		os.Exit(code)
+	}
+	testscript.Main(m, map[string]func(){
+		"fabric-agent-ctl": func() { os.Exit(Main()) },
+	})
+}
+
+// pollLimit bounds every wait of the scripts; generous, since the machine
+// may be busy. No script asserts a duration except a check's own deadline.
+const pollLimit = 60 * time.Second
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: filepath.Join("..", "testdata", "script"),
+		Setup: func(env *testscript.Env) error {
+			env.Setenv(agentctl.EnvSocket, filepath.Join(env.WorkDir, "ctl.sock"))
+			env.Setenv("HOME", env.WorkDir)
+			// Race-built hosts would otherwise sleep at exit.
+			if v := os.Getenv("GORACE"); v != "" {
+				env.Setenv("GORACE", v)
+			} else {
+				env.Setenv("GORACE", "atexit_sleep_ms=0")
+			}
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode":     cmdExitcode,
+			"jsonq":        cmdJSONQ,
+			"waitserve":    cmdWaitServe,
+			"waitactivity": cmdWaitActivity,
+			"signal":       cmdSignal,
+			"waitgone":     cmdWaitGone,
+			"filemode":     cmdFileMode,
+			"bigrequest":   cmdBigRequest,
+		},
+	})
+}
+
+// exitcode WANT CMD [ARGS...] runs CMD like exec and checks its exit code.
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode WANT CMD [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %v", err)
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		got = ee.ExitCode()
+	case err != nil:
+		ts.Fatalf("exitcode: %v", err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
+	}
+}
+
+// jsonq [-env NAME] FILE PATH [WANT | -le N | -ge N] reads the JSON value
+// at a dotted PATH of FILE (stdout and stderr are the last command's
+// output). Numeric segments index arrays; @len is an array's length. With
+// WANT it compares the value's text; with -env it stores it in NAME.
+func cmdJSONQ(ts *testscript.TestScript, neg bool, args []string) {
+	envName := ""
+	if len(args) >= 2 && args[0] == "-env" {
+		envName, args = args[1], args[2:]
+	}
+	if len(args) < 2 || len(args) > 4 {
+		ts.Fatalf("usage: jsonq [-env NAME] FILE PATH [WANT | -le N | -ge N]")
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(ts.ReadFile(args[0])), &doc); err != nil {
+		ts.Fatalf("jsonq: %s is not JSON: %v", args[0], err)
+	}
+	v, err := jsonPath(doc, args[1])
+	if err != nil {
+		if neg && len(args) == 2 {
+			return // ! jsonq FILE PATH: the path does not exist
+		}
+		ts.Fatalf("jsonq: %v", err)
+	}
+	text := jsonText(v)
+	if envName != "" {
+		ts.Setenv(envName, text)
+	}
+	ok := true
+	switch {
+	case len(args) == 2:
+		if neg {
+			ts.Fatalf("jsonq: %s exists: %s", args[1], text)
+		}
+		return
+	case len(args) == 4 && (args[2] == "-le" || args[2] == "-ge"):
+		n, err1 := strconv.ParseFloat(text, 64)
+		bound, err2 := strconv.ParseFloat(args[3], 64)
+		if err1 != nil || err2 != nil {
+			ts.Fatalf("jsonq: %s = %s is not a number", args[1], text)
+		}
+		ok = (args[2] == "-le" && n <= bound) || (args[2] == "-ge" && n >= bound)
+	case len(args) == 3:
+		ok = text == args[2]
+	default:
+		ts.Fatalf("usage: jsonq [-env NAME] FILE PATH [WANT | -le N | -ge N]")
+	}
+	if ok == neg {
+		ts.Fatalf("jsonq: %s = %q, want %s%s", args[1], text, map[bool]string{true: "not ", false: ""}[neg], strings.Join(args[2:], " "))
+	}
+}
+
+func jsonPath(doc any, path string) (any, error) {
+	v := doc
+	for _, seg := range strings.Split(path, ".") {
+		switch x := v.(type) {
+		case map[string]any:
+			next, ok := x[seg]
+			if !ok {
+				return nil, fmt.Errorf("%s: no member %q", path, seg)
+			}
+			v = next
+		case []any:
+			if seg == "@len" {
+				v = float64(len(x))
+				continue
+			}
+			i, err := strconv.Atoi(seg)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil, fmt.Errorf("%s: no element %q in an array of %d", path, seg, len(x))
+			}
+			v = x[i]
+		default:
+			return nil, fmt.Errorf("%s: %q indexes a %T", path, seg, v)
+		}
+	}
+	return v, nil
+}
+
+func jsonText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case nil:
+		return "null"
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (s scriptClient) do(req *agentctl.Request, wait time.Duration) (*agentctl.Response, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	return (&agentctl.Client{Socket: s.socket}).Do(ctx, req)
+}
+
+type scriptClient struct{ socket string }
+
+func socketOf(ts *testscript.TestScript) scriptClient {
+	return scriptClient{ts.Getenv(agentctl.EnvSocket)}
+}
+
+// waitserve waits until serve answers a server check on $FABRIC_AGENT_CTL_SOCKET.
+func cmdWaitServe(ts *testscript.TestScript, neg bool, args []string) {
+	c := socketOf(ts)
+	deadline := time.Now().Add(pollLimit)
+	for {
+		resp, err := c.do(&agentctl.Request{Operation: agentctl.OpCheck}, 5*time.Second)
+		if err == nil && resp.Status == agentctl.StatusSucceeded {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("serve did not answer on %s within %v: %v", c.socket, pollLimit, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitactivity RUNTIME_ID ACTIVITY waits until status shows the runtime
+// with that activity (idle, busy, stopping).
+func cmdWaitActivity(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: waitactivity RUNTIME_ID ACTIVITY")
+	}
+	c := socketOf(ts)
+	deadline := time.Now().Add(pollLimit)
+	last := "none"
+	for {
+		resp, err := c.do(&agentctl.Request{Operation: agentctl.OpStatus, RuntimeID: args[0]}, 5*time.Second)
+		if err == nil && resp.Status == agentctl.StatusSucceeded {
+			var st agentctl.Status
+			if json.Unmarshal(resp.Output, &st) == nil && len(st.Runtimes) == 1 {
+				last = st.Runtimes[0].Activity
+				if last == args[1] {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("runtime %s is %s, not %s, after %v (%v)", args[0], last, args[1], pollLimit, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+var signals = map[string]syscall.Signal{
+	"TERM": syscall.SIGTERM, "INT": syscall.SIGINT, "KILL": syscall.SIGKILL,
+	"STOP": syscall.SIGSTOP, "CONT": syscall.SIGCONT,
+}
+
+// signal SIG PID sends a signal to a process.
+func cmdSignal(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: signal TERM|INT|KILL|STOP|CONT PID")
+	}
+	sig, ok := signals[args[0]]
+	pid, err := strconv.Atoi(args[1])
+	if !ok || err != nil || pid <= 1 {
+		ts.Fatalf("signal: bad signal or pid: %v", args)
+	}
+	ts.Check(syscall.Kill(pid, sig))
+}
+
+// waitgone PID waits until a process has exited (a zombie counts as gone).
+func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: waitgone PID")
+	}
+	deadline := time.Now().Add(pollLimit)
+	for {
+		b, err := os.ReadFile("/proc/" + args[0] + "/stat")
+		if errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+		if err == nil {
+			if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("process %s still runs after %v", args[0], pollLimit)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// filemode FILE MODE checks a file's permission bits (octal).
+func cmdFileMode(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 {
+		ts.Fatalf("usage: filemode FILE MODE")
+	}
+	want, err := strconv.ParseUint(args[1], 8, 32)
+	ts.Check(err)
+	fi, err := os.Lstat(ts.MkAbs(args[0]))
+	ts.Check(err)
+	if got := fi.Mode().Perm(); (uint64(got) == want) == neg {
+		ts.Fatalf("%s has mode %#o, want %s%#o", args[0], got, map[bool]string{true: "not ", false: ""}[neg], want)
+	}
+}
+
+// bigrequest NBYTES sends a well-formed invoke request of about NBYTES on
+// a raw connection and prints serve's answer.
+func cmdBigRequest(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: bigrequest NBYTES")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	req := &agentctl.Request{ProtocolVersion: agentctl.ProtocolVersion, OperationID: "op-big", Operation: agentctl.OpInvoke,
+		Agent: "demo", RuntimeID: "runtime-x", Request: &contract.RunRequest{Input: strings.Repeat("a", n)}}
+	line, err := agentctl.EncodeRequest(req)
+	ts.Check(err)
+	conn, err := net.Dial("unix", socketOf(ts).socket)
+	ts.Check(err)
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(pollLimit))
+	go func() { _, _ = conn.Write(line) }() // serve may stop reading early
+	var resp []byte
+	buf := make([]byte, 4096)
+	for {
+		k, err := conn.Read(buf)
+		resp = append(resp, buf[:k]...)
+		if err != nil || strings.Contains(string(resp), "\n") {
+			break
+		}
+	}
+	fmt.Fprint(ts.Stdout(), string(resp))
+}
