@@ -41,18 +41,28 @@ func WithEvents(fn func(contract.FabricEvent)) InvokeOption {
 
 // StartRuntime plans a loaded config and starts a runtime for it. The start
 // deadline, the adapter host's environment and its process group are owned
-// by Fabric; a failed start leaves nothing behind.
-func (c *Client) StartRuntime(ctx context.Context, l *Loaded) (*Runtime, error) {
+// by Fabric; a failed start leaves nothing behind. Options bind the
+// runtime to a service (WithService).
+func (c *Client) StartRuntime(ctx context.Context, l *Loaded, opts ...StartOption) (*Runtime, error) {
+	if err := checkStartConfig(&l.Config, opts); err != nil {
+		return nil, err
+	}
 	p, err := c.Plan(ctx, l)
 	if err != nil {
 		return nil, err
 	}
-	return c.StartPlan(ctx, p)
+	return c.StartPlan(ctx, p, opts...)
 }
 
 // StartPlan starts a runtime for an already resolved plan.
-func (c *Client) StartPlan(ctx context.Context, p *contract.RunPlan) (*Runtime, error) {
-	rt, err := runtime.Start(ctx, p, c.runtimeOptions())
+func (c *Client) StartPlan(ctx context.Context, p *contract.RunPlan, opts ...StartOption) (*Runtime, error) {
+	ro := c.runtimeOptions()
+	started, err := bindStart(p, &ro, opts)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := runtime.Start(ctx, p, ro)
+	started(rt)
 	if err != nil {
 		return nil, err
 	}

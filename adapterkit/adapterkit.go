@@ -40,6 +40,10 @@ type StartInput struct {
 	// (FABRIC_HOME); Artifacts the artifact root (FABRIC_ARTIFACTS), may be "".
 	Home      string
 	Artifacts string
+	// Service is the service this runtime is bound to, nil if none (see
+	// ServiceAdapter). Credentials are in the environment variables its
+	// Connection names (keys ending in _env), never in Connection.
+	Service *ServiceConnection
 }
 
 // Session is one running runtime inside the host.

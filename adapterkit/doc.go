@@ -20,6 +20,14 @@
 // SIGTERM/SIGINT). Adapter panics are recovered and reported with stable
 // lifecycle_* codes; the host stays up and fails only the runtime.
 //
+// An adapter whose descriptor declares capabilities.service also
+// implements ServiceAdapter (and optionally ServiceAttacher): on protocol
+// v2 the core may start a host with service_start or service_attach
+// instead of start; that host runs one ServiceSession, answers health,
+// refuses invoke and ends after stop. Runtimes bound to the service get
+// its connection in StartInput.Service and its credentials as
+// environment variables.
+//
 // adapterkit/proc supervises the harness's own child processes.
 //
 // What adapterkit must never do:
@@ -30,5 +38,6 @@
 //   - log payloads: requests and results may carry secrets; logs go to
 //     stderr, which the core captures and scrubs;
 //   - run two turns at once, or call Session.Stop twice;
-//   - mutate the process environment.
+//   - mutate the process environment;
+//   - report a credential value in a service's connection or metadata.
 package adapterkit

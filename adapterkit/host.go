@@ -54,6 +54,7 @@ type host struct {
 	inv         *running // the invoke in progress
 	stopDone    chan struct{}
 	stopErr     *hostproto.ErrorData
+	service     bool // the session is a service (service.go): no invokes
 }
 
 // running is the invoke in progress.
@@ -162,6 +163,7 @@ type startPayload struct {
 	RuntimeContext *contract.RuntimeContext `json:"runtime_context"`
 	CapabilityPlan *contract.CapabilityPlan `json:"capability_plan"`
 	TelemetryPlan  *contract.TelemetryPlan  `json:"telemetry_plan"`
+	Service        *ServiceConnection       `json:"service"`
 }
 
 // invokePayload is hostproto.InvokeParams with presence checks.
@@ -285,6 +287,7 @@ func (h *host) start(p *startPayload, runtimeID string, bad *hostproto.ErrorData
 		TelemetryPlan:  p.TelemetryPlan,
 		Home:           os.Getenv(hostproto.EnvHome),
 		Artifacts:      os.Getenv(hostproto.EnvArtifacts),
+		Service:        p.Service,
 	}
 	s, err := h.callStart(ctx, in)
 	if err == nil && s == nil {
@@ -326,6 +329,8 @@ func (h *host) invoke(ctx context.Context, p *invokePayload, runtimeID string, b
 		fail = lifecycleFailure(op, CodeStopInProgress, "Lifecycle host is stopping")
 	case h.phase != phaseStarted:
 		fail = lifecycleFailure(op, CodeNotStarted, "Lifecycle host has not started a runtime")
+	case h.service:
+		fail = lifecycleFailure(op, CodeInvalidOperation, "Lifecycle host runs a service, which takes no invocations")
 	case runtimeID != h.runtimeID:
 		fail = lifecycleFailure(op, CodeRuntimeMismatch, "Lifecycle payload does not match the active runtime")
 	case h.failed:

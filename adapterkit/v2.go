@@ -126,6 +126,9 @@ func (s *v2Server) Handle(ctx context.Context, req *wire.Request) (any, error) {
 		}
 		return &hostproto.StartResult{}, nil
 
+	case hostproto.MethodServiceStart, hostproto.MethodServiceAttach:
+		return s.handleService(req)
+
 	case hostproto.OpInvoke:
 		if !isObject(req.Params) {
 			return nil, rpcFailure(lifecycleFailure(req.Method, CodeInvalidRequest, "invoke params must be an object"))

@@ -29,6 +29,8 @@ type RuntimeHandle struct {
 	// Interfaces is a Fabric extension: the harness interfaces this runtime
 	// runs (dashboards, APIs, terminals), without secret values.
 	Interfaces []map[string]any `json:"interfaces,omitempty"`
+	// ServiceID is the service the runtime was started with, if any.
+	ServiceID string `json:"service_id,omitempty"`
 }
 
 // InvocationHandle identifies one invocation.
@@ -47,7 +49,18 @@ type ServiceHandle struct {
 	Ownership      string         `json:"ownership" jsonschema:"enum=caller_owned,enum=fabric_owned"`
 	Connection     map[string]any `json:"connection,omitempty"`
 	Metadata       map[string]any `json:"metadata,omitempty"`
+	// Status is a Fabric extension: active, releasing, released or failed
+	// at the time the handle was read.
+	Status string `json:"status,omitempty" jsonschema:"enum=active,enum=releasing,enum=released,enum=failed"`
 }
+
+// Service statuses (ownership is OwnershipFabric or OwnershipCaller).
+const (
+	ServiceActive    = "active"
+	ServiceReleasing = "releasing"
+	ServiceReleased  = "released"
+	ServiceFailed    = "failed"
+)
 
 // ServiceReference is the input for attaching to an existing service.
 // Connection carries non-secret fields and credential references only.

@@ -80,6 +80,9 @@ type Settings struct {
 	// Usage, when set, is reported as is (total = sum of the given counts);
 	// otherwise usage counts the words of input and output.
 	Usage *Usage `json:"usage,omitempty"`
+	// ServiceTokenEnv (services only, service.go) names the variable
+	// holding the token of a prepared service instead of a random one.
+	ServiceTokenEnv string `json:"service_token_env,omitempty"`
 }
 
 // Usage is reported token usage.
@@ -107,7 +110,13 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	case ModeExitOnStart:
 		os.Exit(3)
 	}
-	return &session{set: set}, nil
+	s := &session{set: set}
+	if in.Service != nil {
+		if s.svc, err = connectService(ctx, in.Service); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
 }
 
 func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
@@ -145,6 +154,8 @@ type session struct {
 	busy atomic.Bool
 	// failing is set once invoke_failure has reached its turn.
 	failing atomic.Bool
+	// svc is the shared service the runtime is bound to (service.go).
+	svc *serviceClient
 }
 
 func cancelled() contract.AgentRunResult {
@@ -157,6 +168,12 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	turn := int(s.turn.Add(1))
 	input := inputText(inv.Request.Input)
 	answer := s.answer(turn, input)
+	if s.svc != nil {
+		var failed *contract.AgentRunResult
+		if answer, failed = s.svc.recordTurn(ctx, inv.Context.RuntimeID, input, answer); failed != nil {
+			return *failed, nil
+		}
+	}
 	misbehave := turn >= s.set.FailOnTurn
 
 	if misbehave {
@@ -269,6 +286,13 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 		h.Outcome = contract.OutcomePassed
 		if s.failing.Load() {
 			h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, contract.ReasonHealthFailed, "invoke_failure mode reached its failing turn"
+		} else if s.svc != nil {
+			if err := s.svc.ready(ctx); err != nil {
+				if ctx.Err() != nil {
+					return h, err // out of time: unknown, not failed
+				}
+				h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, contract.ReasonServiceUnavailable, "the bound service does not answer: "+err.Error()
+			}
 		}
 	default:
 		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
@@ -276,7 +300,12 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 	return h, nil
 }
 
-func (s *session) Stop(context.Context) error { return nil }
+func (s *session) Stop(context.Context) error {
+	if s.svc != nil {
+		s.svc.close()
+	}
+	return nil
+}
 
 // inputText is the request input as text: a string as is, anything else
 // as JSON.

@@ -40,6 +40,9 @@ type StartParams struct {
 	RuntimeContext contract.RuntimeContext  `json:"runtime_context"`
 	CapabilityPlan *contract.CapabilityPlan `json:"capability_plan,omitempty"`
 	TelemetryPlan  *contract.TelemetryPlan  `json:"telemetry_plan,omitempty"`
+	// Service is the service the runtime is bound to (v2 only, a Fabric
+	// extension; absent for runtimes started without one).
+	Service *ServiceBinding `json:"service,omitempty"`
 }
 
 // StartResult is what a v2 host answers to start (v1 hosts answer null or

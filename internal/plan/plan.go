@@ -386,7 +386,9 @@ func intersectCapabilities(c contract.RuntimeCapabilities, protocol string) cont
 	v2 := protocol == contract.HostProtocolV2
 	out.Streaming = c.Streaming && v2
 	out.Cancellation = c.Cancellation && v2
-	// Service lifecycles and live config updates have no runtime binding yet.
+	// Services run on v2 hosts only (service_start / service_attach);
+	// live config updates have no binding yet.
+	out.Service = c.Service && v2
 	return out
 }
 

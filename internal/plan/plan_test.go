@@ -329,7 +329,7 @@ func TestCapabilitiesIntersectWithHostProtocol(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !p.Capabilities.Streaming || !p.Capabilities.Cancellation || p.Capabilities.Service {
+	if !p.Capabilities.Streaming || !p.Capabilities.Cancellation || !p.Capabilities.Service {
 		t.Errorf("v2 capabilities: %+v", p.Capabilities)
 	}
 	if p.HostProtocol != contract.HostProtocolV2 {

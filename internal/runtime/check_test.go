@@ -8,6 +8,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/health"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 )
 
 func checkReq(t *testing.T, rt *Runtime, level string, timeout float64) contract.CheckRequest {
@@ -147,6 +148,7 @@ func TestCheckHungHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGCONT) })
+	testproc.WaitStopped(t, pid)
 	start := time.Now()
 	rep := rt.Check(context.Background(), checkReq(t, rt, "live", 0.5))
 	took := time.Since(start)

@@ -38,6 +38,9 @@ func (k BindingKey) Bind(h *contract.RuntimeHandle) string {
 		m.Write([]byte(f))
 		m.Write([]byte{0})
 	}
+	if h.ServiceID != "" { // bound to a service: the binding covers it too
+		m.Write([]byte("service\x00" + h.ServiceID))
+	}
 	return bindingPrefix + hex.EncodeToString(m.Sum(nil)[:20])
 }
 

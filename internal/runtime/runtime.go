@@ -40,6 +40,7 @@ type Options struct {
 	LookupEnv  func(string) (string, bool)
 	Key        BindingKey // HMAC key for runtime bindings (default: a fresh one)
 	Logger     *slog.Logger
+	Service    *ServiceBinding // the service the runtime is bound to (service.go), or nil
 }
 
 func (o *Options) fill() {
@@ -121,6 +122,9 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 			Connection: env.Connection, Metadata: env.Metadata,
 		},
 	}
+	if opts.Service != nil {
+		r.handle.ServiceID = opts.Service.Service.ServiceID
+	}
 	r.handle.RuntimeBinding = opts.Key.Bind(&r.handle)
 	r.state.Store(StateStarting)
 
@@ -143,6 +147,7 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 		artifacts = *r.root
 	}
 	envv, path := hostEnv(p, &opts, runtimeID, home, artifacts)
+	envv, secrets := bindService(opts.Service, envv, secretValues(&p.Config, opts.LookupEnv))
 	bin, args, dir, err := command(p, &opts, path)
 	if err != nil {
 		os.RemoveAll(home)
@@ -152,7 +157,7 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 	defer cancel()
 	h, err := host.Launch(sctx, host.Spec{
 		Path: bin, Args: args, Dir: dir, Env: envv, Protocol: p.HostProtocol, Home: home,
-		Secrets: secretValues(&p.Config, opts.LookupEnv), ExitGrace: seconds(r.limits.ExitGraceSeconds),
+		Secrets: secrets, ExitGrace: seconds(r.limits.ExitGraceSeconds),
 		Logger: opts.Logger,
 	})
 	if err != nil {
@@ -161,10 +166,14 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 	}
 	r.host = h
 	rc := r.runtimeContext(NewID("invocation-start"), NewID("request-start"))
-	_, err = h.Start(sctx, hostproto.StartParams{
+	sp := hostproto.StartParams{
 		AgentName: p.AgentName, BaseDir: p.BaseDir, Config: plan.AgentConfig(p), RuntimeContext: rc,
 		CapabilityPlan: &p.CapabilityPlan, TelemetryPlan: p.TelemetryPlan,
-	})
+	}
+	if opts.Service != nil {
+		sp.Service = &opts.Service.Service
+	}
+	_, err = h.Start(sctx, sp)
 	if err != nil {
 		tctx, tcancel := context.WithTimeout(context.Background(), seconds(r.limits.StopSeconds))
 		h.Terminate(tctx)
