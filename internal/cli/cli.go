@@ -82,13 +82,13 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			switch a.output {
-			case "json", "text":
+			case "json", "text", "jsonl":
 				return nil
 			}
-			return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be json or text, not %q", a.output)}
+			return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be json, jsonl or text, not %q", a.output)}
 		},
 	}
-	root.PersistentFlags().StringVarP(&a.output, "output", "o", "json", "output format: json or text")
+	root.PersistentFlags().StringVarP(&a.output, "output", "o", "json", "output format: json, jsonl (one compact document per line; fabric run streams its events) or text")
 	root.AddCommand(a.planCommand(), a.doctorCommand(), a.adaptersCommand(), a.schemaCommand(), a.runCommand(), a.chatCommand(), a.checkCommand(), a.conformanceCommand())
 	root.AddCommand(a.modelCommand())
 	return root
@@ -111,7 +111,9 @@ func (f *configFlags) loadOptions() fabric.LoadOptions {
 
 func (a *app) writeJSON(v any) error {
 	enc := json.NewEncoder(a.stdio.Out)
-	enc.SetIndent("", "  ")
+	if a.output != "jsonl" {
+		enc.SetIndent("", "  ")
+	}
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }
@@ -119,7 +121,7 @@ func (a *app) writeJSON(v any) error {
 // failure prints err (every joined finding) and returns the exit error.
 func (a *app) failure(err error) error {
 	findings := splitErrors(err)
-	if a.output == "json" {
+	if a.output != "text" {
 		infos := make([]*contract.ErrorInfo, 0, len(findings))
 		for _, f := range findings {
 			info := fabric.ErrorInfo(f)

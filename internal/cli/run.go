@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -41,17 +42,31 @@ func (a *app) runCommand() *cobra.Command {
 			if err != nil {
 				return a.failure(err)
 			}
-			var events func(contract.FabricEvent)
-			if progress || isTerminal(a.stdio.Err) {
-				events = a.progressPrinter()
+			var res *contract.RunResult
+			var invErr error
+			switch {
+			case a.output == "jsonl":
+				res, invErr = a.streamTurn(cmd.Context(), rt, req)
+			case a.output == "text":
+				var s *fabric.Stream
+				if s, invErr = rt.InvokeStream(cmd.Context(), req); invErr == nil {
+					res, invErr = newTurnRenderer(a.stdio.Out, a.stdio.Err, plainTerminal(a.stdio.Err)).run(cmd.Context(), s)
+				}
+			default:
+				var events func(contract.FabricEvent)
+				if progress || isTerminal(a.stdio.Err) {
+					events = a.progressPrinter()
+				}
+				res, invErr = rt.InvokeRequest(cmd.Context(), req, events)
 			}
-			res, invErr := rt.InvokeRequest(cmd.Context(), req, events)
 			_, stopErr := rt.Stop(context.WithoutCancel(cmd.Context()))
 			if invErr != nil {
 				return a.failure(invErr)
 			}
-			if err := a.printResult(res); err != nil {
-				return err
+			if a.output != "text" { // the renderer has written the turn
+				if err := a.printResult(res); err != nil {
+					return err
+				}
 			}
 			if stopErr != nil {
 				fmt.Fprintln(a.stdio.Err, "warning: stop:", stopErr)
@@ -107,7 +122,32 @@ func (a *app) readRequest(cmd *cobra.Command, input, requestFile string) (contra
 	return req, nil
 }
 
+// streamTurn runs one invocation through InvokeStream, writing each record
+// as one JSON line ({"seq":N,"event":{...}}) as it happens; the caller
+// writes the result as the last line.
+func (a *app) streamTurn(ctx context.Context, rt *fabric.Runtime, req contract.RunRequest) (*contract.RunResult, error) {
+	s, err := rt.InvokeStream(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	enc := json.NewEncoder(a.stdio.Out)
+	enc.SetEscapeHTML(false)
+	for rec, err := range s.Records(ctx) {
+		if err != nil {
+			break // ctx ended: the turn is cancelled; its result follows
+		}
+		if err := enc.Encode(rec); err != nil {
+			s.Close() // stdout is gone; the turn goes on to its result
+			break
+		}
+	}
+	return s.Result(context.WithoutCancel(ctx))
+}
+
 func (a *app) printResult(res *contract.RunResult) error {
+	if a.output == "jsonl" {
+		return a.writeJSON(map[string]any{"result": res})
+	}
 	if a.output == "json" {
 		return a.writeJSON(res)
 	}
@@ -136,6 +176,23 @@ func (a *app) progressPrinter() func(contract.FabricEvent) {
 		}
 		fmt.Fprintf(a.stdio.Err, "· %s %s\n", ev.Kind, strings.ReplaceAll(msg, "\n", " "))
 	}
+}
+
+// plainTerminal reports whether w should get plain output: not a
+// terminal, NO_COLOR set, or TERM=dumb.
+func plainTerminal(w io.Writer) bool {
+	if _, ok := os.LookupEnv("NO_COLOR"); ok || os.Getenv("TERM") == "dumb" {
+		return true
+	}
+	return !isTerminal(w)
+}
+
+func jsonIndent(v any) string {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
 }
 
 func isTerminal(w io.Writer) bool {

@@ -82,8 +82,11 @@ func (c *v2Channel) handle(_ context.Context, req *wire.Request) (any, error) {
 		return nil, wire.NewError(wire.CodeMethodNotFound, "the core serves no method "+req.Method)
 	}
 	var ev hostproto.EventParams
-	if err := req.UnmarshalParams(&ev); err != nil {
-		return nil, err
+	if len(req.Params) == 0 {
+		return nil, wire.NewError(wire.CodeInvalidParams, req.Method+": missing params")
+	}
+	if err := hostproto.DecodeEventParams(req.Params, &ev); err != nil {
+		return nil, wire.NewError(wire.CodeInvalidParams, req.Method+": invalid params: "+err.Error())
 	}
 	c.mu.Lock()
 	fn := c.events[ev.InvocationID]

@@ -12,6 +12,7 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/host"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/stream"
 )
 
 // EventSink receives the invocation's events as they happen (adapter events
@@ -25,50 +26,135 @@ type EventSink func(contract.FabricEvent)
 // cancelled); a host crash, timeout or protocol violation gives a failed
 // result with that code and leaves the runtime failed.
 func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink EventSink) (*contract.RunResult, error) {
+	t, err := r.begin(req)
+	if err != nil {
+		return nil, err
+	}
+	return r.run(ctx, t, &collector{sink: sink, keepAll: true}), nil
+}
+
+// Turn is an invocation started by InvokeStream.
+type Turn struct {
+	InvocationID string
+	RequestID    string
+	Log          *stream.Log // the turn's events, in order, bounded
+	// Consumer was attached before the turn began, so it misses nothing.
+	Consumer *stream.Consumer
+	done     chan struct{}
+	res      *contract.RunResult
+}
+
+// Done is closed when the turn has ended and its result is available.
+func (t *Turn) Done() <-chan struct{} { return t.done }
+
+// Result is the turn's RunResult; nil until Done is closed.
+func (t *Turn) Result() *contract.RunResult {
+	select {
+	case <-t.done:
+		return t.res
+	default:
+		return nil
+	}
+}
+
+// InvokeStream starts an invocation and returns at once; its events go to
+// the turn's bounded log as they happen (and to sink, if not nil), and the
+// RunResult is available from the Turn when it ends. State errors are
+// returned at once, as Invoke does. Cancelling ctx cancels the turn;
+// nothing a consumer of the log does cancels it. The result keeps only
+// the lifecycle events (the log is the event record) and reports the
+// log's counters in metadata["stream"].
+func (r *Runtime) InvokeStream(ctx context.Context, req contract.RunRequest, lim stream.Limits, sink EventSink) (*Turn, error) {
+	t, err := r.begin(req)
+	if err != nil {
+		return nil, err
+	}
+	log := stream.NewLog(lim, func() uint64 { return uint64(r.streamSeq.Add(1)) })
+	turn := &Turn{InvocationID: t.invocationID, RequestID: t.req.RequestID, Log: log, Consumer: log.Subscribe(0), done: make(chan struct{})}
+	r.mu.Lock()
+	r.lastTurn = turn
+	r.mu.Unlock()
+	go func() {
+		res := r.run(ctx, t, &collector{sink: sink, log: log, ctx: ctx})
+		log.Close()
+		res.Metadata["stream"] = log.Stats()
+		turn.res = res
+		close(turn.done)
+	}()
+	return turn, nil
+}
+
+// LastTurn returns the most recent streamed turn, for consumers resuming
+// after a disconnect, or nil.
+func (r *Runtime) LastTurn() *Turn {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.lastTurn
+}
+
+// turnState is an invocation between begin and the end of run.
+type turnState struct {
+	req          contract.RunRequest
+	invocationID string
+	first        bool
+	tctx         context.Context
+	tcancel      context.CancelFunc
+	done         chan struct{} // closed when run returns
+	returned     chan struct{} // closed when the host answered or failed
+}
+
+// begin claims the runtime for one invocation or says why it cannot.
+func (r *Runtime) begin(req contract.RunRequest) (*turnState, error) {
 	if !r.invoking.CompareAndSwap(false, true) {
 		return nil, stateErr(CodeRuntimeBusy, "another invocation is running on runtime "+r.handle.RuntimeID)
 	}
-	defer r.invoking.Store(false)
+	fail := func(err error) (*turnState, error) {
+		r.invoking.Store(false)
+		return nil, err
+	}
 	switch st := r.State(); st {
 	case StateActive:
 	case StateStopping, StateStopped:
-		return nil, stateErr(CodeRuntimeStopped, "runtime "+r.handle.RuntimeID+" is "+st)
+		return fail(stateErr(CodeRuntimeStopped, "runtime "+r.handle.RuntimeID+" is "+st))
 	case StateFailed:
-		return nil, stateErr(CodeRuntimeFailed, "runtime "+r.handle.RuntimeID+" has failed and takes no more invocations")
+		return fail(stateErr(CodeRuntimeFailed, "runtime "+r.handle.RuntimeID+" has failed and takes no more invocations"))
 	default:
-		return nil, stateErr(CodeRuntimeStarting, "runtime "+r.handle.RuntimeID+" is "+st)
+		return fail(stateErr(CodeRuntimeStarting, "runtime "+r.handle.RuntimeID+" is "+st))
 	}
 	if req.RequestID == "" {
 		req.RequestID = NewID("request")
 	}
-	invocationID := NewID("invocation")
-
+	t := &turnState{req: req, invocationID: NewID("invocation"), done: make(chan struct{}), returned: make(chan struct{})}
 	// The turn's context ends on the invoke backstop, on Stop, or (after a
 	// cancel grace) when the caller cancels.
-	tctx, tcancel := host.WithDeadline(context.Background(), seconds(r.limits.InvokeSeconds))
-	defer tcancel()
-	done := make(chan struct{})     // closed when Invoke returns
-	returned := make(chan struct{}) // closed when the host answered or failed
+	t.tctx, t.tcancel = host.WithDeadline(context.Background(), seconds(r.limits.InvokeSeconds))
 	r.mu.Lock()
 	if r.State() != StateActive { // Stop began in between
 		r.mu.Unlock()
-		return nil, stateErr(CodeRuntimeStopped, "runtime "+r.handle.RuntimeID+" is stopping")
+		t.tcancel()
+		return fail(stateErr(CodeRuntimeStopped, "runtime "+r.handle.RuntimeID+" is stopping"))
 	}
 	r.state.Store(StateInvoking)
-	r.cancel = func() { r.cancelTurn(invocationID, tcancel, returned) }
-	r.invDone = done
+	r.cancel = func() { r.cancelTurn(t.invocationID, t.tcancel, t.returned) }
+	r.invDone = t.done
 	r.turns++
-	first := r.turns == 1
+	t.first = r.turns == 1
 	r.mu.Unlock()
+	return t, nil
+}
+
+// run drives a begun invocation to its normalized result.
+func (r *Runtime) run(ctx context.Context, t *turnState, col *collector) *contract.RunResult {
+	defer r.invoking.Store(false)
+	defer t.tcancel()
 	defer func() {
 		r.mu.Lock()
 		r.cancel, r.invDone = nil, nil
 		r.mu.Unlock()
-		close(done)
+		close(t.done)
 	}()
-
-	col := &collector{sink: sink}
-	if first {
+	invocationID, req := t.invocationID, t.req
+	if t.first {
 		for _, ev := range r.started {
 			col.add(ev)
 		}
@@ -82,15 +168,15 @@ func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink Even
 		cancelled.Add(1)
 		go func() {
 			defer cancelled.Done()
-			r.cancelTurn(invocationID, tcancel, returned)
+			r.cancelTurn(invocationID, t.tcancel, t.returned)
 		}()
 	})
 	rc := r.runtimeContext(invocationID, req.RequestID)
-	ares, err := r.host.Invoke(tctx, hostproto.InvokeParams{
+	ares, err := r.host.Invoke(t.tctx, hostproto.InvokeParams{
 		RuntimeContext: rc,
 		Request:        contract.AgentRunRequest{Input: req.Input, Context: req.Context},
 	}, func(he hostproto.HostEvent) { col.add(r.adapterEvent(invocationID, he)) })
-	close(returned)
+	close(t.returned)
 	stopWatch()
 	cancelled.Wait()
 	wasCancelled := isClosed(callerCancelled)
@@ -107,7 +193,7 @@ func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink Even
 	r.normalize(res, ares, err, wasCancelled, col)
 	col.add(r.event(contract.EventInvocationEnd, "invocation "+res.Status, map[string]any{"runtime_id": r.handle.RuntimeID, "invocation_id": invocationID, "status": res.Status}))
 	res.Events = col.events()
-	return res, nil
+	return res
 }
 
 // cancelTurn asks the host to cancel (v2), then kills the turn after the
@@ -258,20 +344,38 @@ func (r *Runtime) adapterEvent(invocationID string, he hostproto.HostEvent) cont
 	return ev
 }
 
-// collector gathers an invocation's events and forwards them live.
+// collector gathers an invocation's events and forwards them live: to the
+// sink, and to the turn's stream log when streaming. A streamed turn keeps
+// only lifecycle events for its result; the log is its event record.
 type collector struct {
-	mu   sync.Mutex
-	list []contract.FabricEvent
-	sink EventSink
+	mu      sync.Mutex
+	list    []contract.FabricEvent
+	keepAll bool
+	sink    EventSink
+	log     *stream.Log
+	ctx     context.Context // bounds waiting on the log (the turn's caller)
 }
 
 func (c *collector) add(ev contract.FabricEvent) {
-	c.mu.Lock()
-	c.list = append(c.list, ev)
-	c.mu.Unlock()
+	if c.keepAll || lifecycleEvent(ev.Kind) {
+		c.mu.Lock()
+		c.list = append(c.list, ev)
+		c.mu.Unlock()
+	}
+	if c.log != nil {
+		_, _ = c.log.Append(c.ctx, ev)
+	}
 	if c.sink != nil {
 		c.sink(ev)
 	}
+}
+
+func lifecycleEvent(kind string) bool {
+	switch kind {
+	case contract.EventRuntimeStart, contract.EventInvocationStart, contract.EventInvocationEnd:
+		return true
+	}
+	return false
 }
 
 func (c *collector) events() []contract.FabricEvent {

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -79,7 +80,10 @@ type Runtime struct {
 	invDone  chan struct{}
 	started  []contract.FabricEvent // runtime_start, attached to the first result
 	turns    int
+	lastTurn *Turn // the most recent streamed turn
 	eventSeq atomic.Int64
+	// streamSeq numbers stream records, per runtime.
+	streamSeq atomic.Int64
 
 	stopOnce sync.Once
 	stopRes  contract.RuntimeStopResult
@@ -255,7 +259,8 @@ func (r *Runtime) runtimeContext(invocationID, requestID string) contract.Runtim
 
 func (r *Runtime) event(kind, msg string, md map[string]any) contract.FabricEvent {
 	n := r.eventSeq.Add(1)
-	return contract.FabricEvent{EventID: fmt.Sprintf("event-%s-%d", r.handle.RuntimeID[len("runtime-"):], n), TimestampMillis: time.Now().UnixMilli(), Kind: kind, Message: msg, Metadata: md}
+	id := "event-" + r.handle.RuntimeID[len("runtime-"):] + "-" + strconv.FormatInt(n, 10)
+	return contract.FabricEvent{EventID: id, TimestampMillis: time.Now().UnixMilli(), Kind: kind, Message: msg, Metadata: md}
 }
 
 // Stop stops the runtime: it cancels a running invocation, sends stop
@@ -284,8 +289,11 @@ func (r *Runtime) stop(ctx context.Context) (contract.RuntimeStopResult, error) 
 	stopDeadline := seconds(r.limits.StopSeconds)
 	// Never wait behind an invocation longer than the stop deadline.
 	r.mu.Lock()
-	cancel, done := r.cancel, r.invDone
+	cancel, done, last := r.cancel, r.invDone, r.lastTurn
 	r.mu.Unlock()
+	if last != nil {
+		last.Log.Relax() // nobody may hold up a stopping runtime
+	}
 	if cancel != nil {
 		go cancel()
 		select {
