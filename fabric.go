@@ -38,6 +38,7 @@ type Client struct {
 	env        []string
 	key        runtime.BindingKey
 	live       registry // runtimes (and services) started by this client
+	obs        observers
 }
 
 // Option configures a Client.
@@ -111,6 +112,7 @@ func New(opts ...Option) *Client {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	c.initTelemetry()
 	return c
 }
 

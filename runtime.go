@@ -17,6 +17,7 @@ import (
 type Runtime struct {
 	rt  *runtime.Runtime
 	reg *registry // the client's live runtimes, for Client.Check
+	obs runtimeObs
 }
 
 // InvokeOption adjusts one invocation.
@@ -61,12 +62,18 @@ func (c *Client) StartPlan(ctx context.Context, p *contract.RunPlan, opts ...Sta
 	if err != nil {
 		return nil, err
 	}
-	rt, err := runtime.Start(ctx, p, ro)
+	sctx, p, endSpan, err := c.observeStart(ctx, p, &ro)
+	if err != nil {
+		started(nil)
+		return nil, err
+	}
+	rt, err := runtime.Start(sctx, p, ro)
+	endSpan(err)
 	started(rt)
 	if err != nil {
 		return nil, err
 	}
-	r := &Runtime{rt: rt, reg: &c.live}
+	r := &Runtime{rt: rt, reg: &c.live, obs: newRuntimeObs(c.obs.tel, sctx, rt)}
 	c.live.addRuntime(r)
 	return r, nil
 }
@@ -87,19 +94,25 @@ func (r *Runtime) Invoke(ctx context.Context, input any, opts ...InvokeOption) (
 	for _, o := range opts {
 		o(&ic)
 	}
-	return r.rt.Invoke(ctx, contract.RunRequest{RequestID: ic.requestID, Input: input, Context: ic.context}, ic.events)
+	return r.InvokeRequest(ctx, contract.RunRequest{RequestID: ic.requestID, Input: input, Context: ic.context}, ic.events)
 }
 
 // InvokeRequest runs one invocation from a full RunRequest.
 func (r *Runtime) InvokeRequest(ctx context.Context, req contract.RunRequest, events func(contract.FabricEvent)) (*contract.RunResult, error) {
-	return r.rt.Invoke(ctx, req, events)
+	ctx, span, sink := r.invocationSpan(ctx, events)
+	res, err := r.rt.Invoke(ctx, req, sink)
+	span.End(res, err)
+	return res, err
 }
 
 // Stop stops the runtime; it is idempotent and never waits behind an
 // invocation longer than the stop deadline.
 func (r *Runtime) Stop(ctx context.Context) (contract.RuntimeStopResult, error) {
 	defer r.reg.removeRuntime(r)
-	return r.rt.Stop(ctx)
+	_, end := r.obs.tel.RuntimeStop(ctx, r.rt.Handle())
+	res, err := r.rt.Stop(ctx)
+	end(err)
+	return res, err
 }
 
 // Handle returns the runtime's handle.

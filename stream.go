@@ -69,9 +69,21 @@ func (r *Runtime) InvokeStream(ctx context.Context, req contract.RunRequest, opt
 	for _, o := range opts {
 		o(&sc)
 	}
-	turn, err := r.rt.InvokeStream(ctx, req, sc.lim, sc.events)
+	ctx, span, sink := r.invocationSpan(ctx, sc.events)
+	turn, err := r.rt.InvokeStream(ctx, req, sc.lim, sink)
 	if err != nil {
+		span.End(nil, err)
 		return nil, err
+	}
+	if span != nil {
+		go func() {
+			<-turn.Done()
+			res := turn.Result()
+			if st, ok := res.Metadata["stream"].(stream.Stats); ok && st.Dropped > 0 {
+				r.obs.tel.RecordDrops(int64(st.Dropped))
+			}
+			span.End(res, nil)
+		}()
 	}
 	return &Stream{turn: turn, cons: turn.Consumer}, nil
 }
@@ -134,6 +146,9 @@ func (s *Stream) Result(ctx context.Context) (*contract.RunResult, error) {
 		return nil, ctx.Err()
 	}
 }
+
+// Pending is the number of records Next can return now without waiting.
+func (s *Stream) Pending() int { return s.cons.Pending() }
 
 // Done is closed when the turn has ended.
 func (s *Stream) Done() <-chan struct{} { return s.turn.Done() }

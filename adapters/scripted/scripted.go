@@ -58,7 +58,8 @@ const crashFlushDelay = 100 * time.Millisecond
 // descriptor's settings_schema describes the same fields.
 type Settings struct {
 	// Response is the answer template: {input} is replaced by the request
-	// input (JSON for a non-string input) and {turn} by the turn number,
+	// input (JSON for a non-string input), {traceparent} by the turn's W3C
+	// trace context (runtime_context.telemetry.env) and {turn} by the turn number,
 	// from 1. Default DefaultResponse.
 	Response *string `json:"response,omitempty"`
 	// Responses are templates per turn; the last repeats. They win over
@@ -83,6 +84,11 @@ type Settings struct {
 	// ServiceTokenEnv (services only, service.go) names the variable
 	// holding the token of a prepared service instead of a random one.
 	ServiceTokenEnv string `json:"service_token_env,omitempty"`
+	// RelayRecords, when Relay is enabled, makes each turn post a turn
+	// scope with this many marks to Fabric's ATOF sink (relay.go), plus
+	// RelayStray records that belong to no turn.
+	RelayRecords int `json:"relay_records,omitempty"`
+	RelayStray   int `json:"relay_stray,omitempty"`
 }
 
 // Usage is reported token usage.
@@ -111,6 +117,11 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		os.Exit(3)
 	}
 	s := &session{set: set}
+	if set.RelayRecords > 0 || set.RelayStray > 0 {
+		if s.relay, err = newRelayEmitter(in.TelemetryPlan); err != nil {
+			return nil, &adapterkit.Error{Code: CodeInvalidSettings, Message: "relay: " + err.Error()}
+		}
+	}
 	if in.Service != nil {
 		if s.svc, err = connectService(ctx, in.Service); err != nil {
 			return nil, err
@@ -149,9 +160,10 @@ func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 }
 
 type session struct {
-	set  Settings
-	turn atomic.Int64
-	busy atomic.Bool
+	set   Settings
+	relay *relayEmitter // nil unless Relay is on and relay_records is set
+	turn  atomic.Int64
+	busy  atomic.Bool
 	// failing is set once invoke_failure has reached its turn.
 	failing atomic.Bool
 	// svc is the shared service the runtime is bound to (service.go).
@@ -167,7 +179,16 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	defer s.busy.Store(false)
 	turn := int(s.turn.Add(1))
 	input := inputText(inv.Request.Input)
-	answer := s.answer(turn, input)
+	traceparent := ""
+	if tc := inv.Context.Telemetry; tc != nil {
+		traceparent = tc.Env["TRACEPARENT"]
+	}
+	answer := s.answer(turn, input, traceparent)
+	if s.relay != nil {
+		if err := s.relay.postTurn(ctx, inv.Context.RequestID, turn, s.set.RelayRecords, s.set.RelayStray); err != nil {
+			inv.Events.Emit(adapterkit.Event{Kind: "warning", Message: "relay: " + err.Error()})
+		}
+	}
 	if s.svc != nil {
 		var failed *contract.AgentRunResult
 		if answer, failed = s.svc.recordTurn(ctx, inv.Context.RuntimeID, input, answer); failed != nil {
@@ -240,7 +261,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 }
 
 // answer renders the template of turn.
-func (s *session) answer(turn int, input string) string {
+func (s *session) answer(turn int, input, traceparent string) string {
 	tmpl := DefaultResponse
 	switch {
 	case len(s.set.Responses) > 0:
@@ -251,7 +272,7 @@ func (s *session) answer(turn int, input string) string {
 	if !strings.Contains(tmpl, "{") {
 		return tmpl
 	}
-	return strings.NewReplacer("{input}", input, "{turn}", strconv.Itoa(turn)).Replace(tmpl)
+	return strings.NewReplacer("{input}", input, "{turn}", strconv.Itoa(turn), "{traceparent}", traceparent).Replace(tmpl)
 }
 
 func (s *session) usage(input, output string) *contract.RunUsage {

@@ -1,6 +1,7 @@
 package agentctl
 
 import (
+	"bytes"
 	"bufio"
 	"context"
 	"crypto/rand"
@@ -68,6 +69,16 @@ type Client struct {
 // *Error with CodeServeUnreachable, CodeServeTimeout, CodeCancelled or
 // CodeProtocolError.
 func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
+	return c.DoStream(ctx, req, nil)
+}
+
+// recordPrefix starts every record line of a streamed invoke.
+var recordPrefix = []byte(`{"record":`)
+
+// DoStream is Do for an invoke with Stream set: onRecord gets each record
+// line (one JSON document, without its newline) as serve writes it; an
+// error from onRecord ends the exchange (serve then cancels the turn).
+func (c *Client) DoStream(ctx context.Context, req *Request, onRecord func(line []byte) error) (*Response, error) {
 	if req.ProtocolVersion == "" {
 		req.ProtocolVersion = ProtocolVersion
 	}
@@ -102,6 +113,15 @@ func (c *Client) Do(ctx context.Context, req *Request) (*Response, error) {
 	_, werr := conn.Write(line)
 	br := bufio.NewReaderSize(conn, 8<<10)
 	resp, rerr := readLine(br, MaxResponseBytes)
+	for rerr == nil && bytes.HasPrefix(resp, recordPrefix) {
+		if onRecord == nil {
+			return nil, &Error{Code: CodeProtocolError, Message: "serve streamed records to a request that asked for none"}
+		}
+		if err := onRecord(resp); err != nil {
+			return nil, &Error{Code: CodeCancelled, Message: fmt.Sprintf("streaming stopped: %v", err)}
+		}
+		resp, rerr = readLine(br, MaxResponseBytes)
+	}
 	if rerr != nil {
 		if ce := ctxError(ctx); ce != nil {
 			return nil, ce

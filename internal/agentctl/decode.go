@@ -22,7 +22,7 @@ var envelopeFields = []string{"protocol_version", "operation_id", "operation"}
 // operationFields are the fields each operation takes besides the envelope.
 var operationFields = map[string][]string{
 	OpStart:  {"agent", "timeout_seconds", "config", "base_dir", "strict"},
-	OpInvoke: {"agent", "runtime_id", "timeout_seconds", "request"},
+	OpInvoke: {"agent", "runtime_id", "timeout_seconds", "request", "stream"},
 	OpStop:   {"agent", "runtime_id", "timeout_seconds"},
 	OpCheck:  {"agent", "runtime_id", "timeout_seconds", "level"},
 	OpStatus: {"agent", "runtime_id", "timeout_seconds"},
@@ -156,6 +156,11 @@ func DecodeRequest(line []byte) (*Request, *Error) {
 			return req, err
 		}
 		req.Request = rr
+		if raw, ok := fields["stream"]; ok {
+			if err := json.Unmarshal(raw, &req.Stream); err != nil || isNull(raw) {
+				return req, invalid("stream", "must be true or false")
+			}
+		}
 	case OpCheck:
 		if req.Level, err = stringField(fields, "level", false); err != nil {
 			return req, err

@@ -113,11 +113,20 @@ type Request struct {
 	BaseDir string `json:"base_dir,omitempty"`
 	Strict  bool   `json:"strict,omitempty"`
 
-	// invoke: the RunRequest.
+	// invoke: the RunRequest. With Stream, serve writes each event of the
+	// turn as a record line ({"record": {"seq", "dropped"?, "event"}}) as
+	// it happens, before the one response line.
 	Request *contract.RunRequest `json:"request,omitempty"`
+	Stream  bool                 `json:"stream,omitempty"`
 
 	// check: live, active or ready (runtime scope only; default live).
 	Level string `json:"level,omitempty"`
+}
+
+// RecordLine is one streamed event of an invoke with stream set; serve
+// writes these before the response line.
+type RecordLine struct {
+	Record any `json:"record"`
 }
 
 // Response is the one answer to a request. Output is the operation's

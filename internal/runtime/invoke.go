@@ -97,6 +97,7 @@ type turnState struct {
 	req          contract.RunRequest
 	invocationID string
 	first        bool
+	index        int // 1-based turn number
 	tctx         context.Context
 	tcancel      context.CancelFunc
 	done         chan struct{} // closed when run returns
@@ -139,6 +140,7 @@ func (r *Runtime) begin(req contract.RunRequest) (*turnState, error) {
 	r.invDone = t.done
 	r.turns++
 	t.first = r.turns == 1
+	t.index = r.turns
 	r.mu.Unlock()
 	return t, nil
 }
@@ -172,6 +174,19 @@ func (r *Runtime) run(ctx context.Context, t *turnState, col *collector) *contra
 		}()
 	})
 	rc := r.runtimeContext(invocationID, req.RequestID)
+	if env, _ := ctx.Value(telemetryEnvKey{}).(map[string]string); len(env) > 0 && rc.Telemetry != nil {
+		rc.Telemetry.Env = env
+	}
+	var endTurn func(context.Context) any
+	if obs := r.opts.Turns; obs != nil {
+		end, err := obs.BeginTurn(TurnIDs{RuntimeID: r.handle.RuntimeID, InvocationID: invocationID, RequestID: req.RequestID, Index: t.index},
+			func(_ context.Context, ev contract.FabricEvent) error { col.add(ev); return nil })
+		if err != nil {
+			r.opts.Logger.Warn("runtime: turn observer", "observer", obs.Name(), "error", err)
+		} else {
+			endTurn = end
+		}
+	}
 	ares, err := r.host.Invoke(t.tctx, hostproto.InvokeParams{
 		RuntimeContext: rc,
 		Request:        contract.AgentRunRequest{Input: req.Input, Context: req.Context},
@@ -189,6 +204,11 @@ func (r *Runtime) run(ctx context.Context, t *turnState, col *collector) *contra
 			"adapter_runner": "persistent_local_host", "host_pid": r.host.Pid(),
 			"host_protocol": r.plan.HostProtocol, "environment_provider": r.handle.Environment.Provider,
 		},
+	}
+	if endTurn != nil {
+		ectx, ecancel := context.WithTimeout(context.Background(), 2*time.Second)
+		res.Metadata[r.opts.Turns.Name()] = endTurn(ectx)
+		ecancel()
 	}
 	r.normalize(res, ares, err, wasCancelled, col)
 	col.add(r.event(contract.EventInvocationEnd, "invocation "+res.Status, map[string]any{"runtime_id": r.handle.RuntimeID, "invocation_id": invocationID, "status": res.Status}))
@@ -356,11 +376,13 @@ type collector struct {
 	ctx     context.Context // bounds waiting on the log (the turn's caller)
 }
 
+// add is called by the host's event path and by turn observers; it keeps
+// one order for the list, the log and the sink.
 func (c *collector) add(ev contract.FabricEvent) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.keepAll || lifecycleEvent(ev.Kind) {
-		c.mu.Lock()
 		c.list = append(c.list, ev)
-		c.mu.Unlock()
 	}
 	if c.log != nil {
 		_, _ = c.log.Append(c.ctx, ev)

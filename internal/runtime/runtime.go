@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,42 @@ type Options struct {
 	Key        BindingKey // HMAC key for runtime bindings (default: a fresh one)
 	Logger     *slog.Logger
 	Service    *ServiceBinding // the service the runtime is bound to (service.go), or nil
+	// RuntimeID presets the runtime's id (default: a fresh one), for
+	// callers that prepare per-runtime resources before Start.
+	RuntimeID string
+	// ExtraEnv is added to the host's environment last (trace context,
+	// telemetry sink credentials). Its values are scrubbed from
+	// diagnostics.
+	ExtraEnv []string
+	// Turns, if set, sees every invocation begin and end (telemetry
+	// sources such as the Relay listener).
+	Turns TurnObserver
+}
+
+// TurnIDs identify one invocation for a TurnObserver.
+type TurnIDs struct {
+	RuntimeID, InvocationID, RequestID string
+	Index                              int // 1-based turn number of the runtime
+}
+
+// TurnObserver is told of each invocation before the host gets it. emit
+// adds an event to the invocation (and its stream); end is called once
+// the host answered, with a bounded context, and returns what to report
+// in the result's metadata under the observer's name.
+type TurnObserver interface {
+	Name() string
+	BeginTurn(ids TurnIDs, emit func(context.Context, contract.FabricEvent) error) (end func(context.Context) any, err error)
+}
+
+type telemetryEnvKey struct{}
+
+// WithTelemetryEnv returns a context whose invocations pass env to the
+// adapter in runtime_context.telemetry.env (trace context for the turn).
+func WithTelemetryEnv(ctx context.Context, env map[string]string) context.Context {
+	if len(env) == 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, telemetryEnvKey{}, env)
 }
 
 func (o *Options) fill() {
@@ -106,7 +143,10 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 	if r.harness == "" {
 		r.harness = d.AdapterID
 	}
-	runtimeID := NewID("runtime")
+	runtimeID := opts.RuntimeID
+	if runtimeID == "" {
+		runtimeID = NewID("runtime")
+	}
 	env := p.EnvironmentPlan
 	if env == nil {
 		env = &contract.EnvironmentConfig{Provider: contract.EnvironmentLocal, ControlLocation: contract.ControlInEnv, Ownership: contract.OwnershipCaller}
@@ -152,6 +192,12 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 	}
 	envv, path := hostEnv(p, &opts, runtimeID, home, artifacts)
 	envv, secrets := bindService(opts.Service, envv, secretValues(&p.Config, opts.LookupEnv))
+	for _, kv := range opts.ExtraEnv {
+		envv = append(envv, kv)
+		if _, v, ok := strings.Cut(kv, "="); ok && len(v) >= 8 {
+			secrets = append(secrets, v)
+		}
+	}
 	bin, args, dir, err := command(p, &opts, path)
 	if err != nil {
 		os.RemoveAll(home)

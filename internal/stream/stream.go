@@ -374,6 +374,18 @@ func (l *Log) skipped(from, to uint64) uint64 {
 	return to - from
 }
 
+// Pending is the number of records the consumer can read now without
+// waiting.
+func (c *Consumer) Pending() int {
+	l := c.log
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if c.gone || l.n == 0 || c.next > l.lastSeq {
+		return 0
+	}
+	return l.n - l.index(c.next)
+}
+
 // Close detaches the consumer; a producer no longer waits for it.
 func (c *Consumer) Close() {
 	l := c.log

@@ -502,6 +502,10 @@ func (s *InvocationSpan) End(res *contract.RunResult, err error) {
 		return
 	}
 	now := time.Now()
+	if res != nil && s.span != nil {
+		// Ids assigned when the invocation began, after its span started.
+		s.span.SetAttributes(KeyInvocationID.String(bound(res.InvocationID)), KeyRequestID.String(bound(res.RequestID)))
+	}
 	if !s.sawEvents && res != nil {
 		for _, ev := range res.Events {
 			s.handle(ev, now)

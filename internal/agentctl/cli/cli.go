@@ -44,6 +44,8 @@ type app struct {
 	socket      string
 	operationID string
 	getenv      func(string) string
+	compact     bool                    // one JSON document per line (invoke --stream)
+	onRecord    func(line []byte) error // invoke --stream
 }
 
 // Main runs fabric-agent-ctl with the process's arguments and streams; the
@@ -116,14 +118,21 @@ func (a *app) rootCommand() *cobra.Command {
 
 func (a *app) writeJSON(v any) {
 	enc := json.NewEncoder(a.stdio.Out)
-	enc.SetIndent("", "  ")
+	if !a.compact {
+		enc.SetIndent("", "  ")
+	}
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 }
 
 func (a *app) writeRaw(raw json.RawMessage) {
 	var b bytes.Buffer
-	if err := json.Indent(&b, raw, "", "  "); err != nil {
+	if a.compact {
+		if err := json.Compact(&b, raw); err != nil {
+			b.Reset()
+			b.Write(raw)
+		}
+	} else if err := json.Indent(&b, raw, "", "  "); err != nil {
 		b.Reset()
 		b.Write(raw)
 	}
@@ -154,7 +163,7 @@ func (a *app) call(cmd *cobra.Command, req *agentctl.Request, wait time.Duration
 		defer cancel()
 	}
 	c := &agentctl.Client{Socket: a.socket}
-	resp, err := c.Do(ctx, req)
+	resp, err := c.DoStream(ctx, req, a.onRecord)
 	if err != nil {
 		var ae *agentctl.Error
 		if !errors.As(err, &ae) {
@@ -248,10 +257,12 @@ func (a *app) startCommand() *cobra.Command {
 func (a *app) invokeCommand() *cobra.Command {
 	var agent, runtimeID, input, requestFile, requestID string
 	var timeout float64
+	var stream bool
 	cmd := &cobra.Command{
-		Use:   "invoke --agent NAME --runtime-id ID [--input TEXT | --request FILE | stdin]",
+		Use:   "invoke --agent NAME --runtime-id ID [--input TEXT | --request FILE | stdin] [--stream]",
 		Short: "Invoke a runtime once; print the RunResult",
 		Long: "Send one invocation to a runtime and print its RunResult. The input is --input, a RunRequest JSON file (--request, - for stdin), or the text on stdin.\n" +
+			"With --stream, every line of stdout is one compact JSON document: each event as it happens ({\"seq\":N,\"event\":{...}}, with \"dropped\" when records were lost), then the RunResult (or the failure document).\n" +
 			"Exit 0 when the invocation succeeded, 1 when it failed or was cancelled, 4 when the runtime is busy with another invocation (runtime_busy) or serve is shutting down (server_stopping).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -265,7 +276,21 @@ func (a *app) invokeCommand() *cobra.Command {
 			if requestID != "" {
 				rr.RequestID = requestID
 			}
-			req := &agentctl.Request{Operation: agentctl.OpInvoke, Agent: agent, RuntimeID: runtimeID, Request: &rr, TimeoutSeconds: timeout}
+			req := &agentctl.Request{Operation: agentctl.OpInvoke, Agent: agent, RuntimeID: runtimeID, Request: &rr, TimeoutSeconds: timeout, Stream: stream}
+			if stream {
+				a.compact = true
+				a.onRecord = func(line []byte) error {
+					// {"record":R} -> R, one line as it arrives.
+					rec := line[len(`{"record":`) : len(line)-1]
+					if _, err := a.stdio.Out.Write(append(rec, '\n')); err != nil {
+						return err
+					}
+					if f, ok := a.stdio.Out.(interface{ Sync() error }); ok {
+						_ = f.Sync()
+					}
+					return nil
+				}
+			}
 			return a.call(cmd, req, lifecycleWait(timeout))
 		},
 	}
@@ -274,6 +299,7 @@ func (a *app) invokeCommand() *cobra.Command {
 	cmd.Flags().StringVar(&input, "input", "", "input text")
 	cmd.Flags().StringVar(&requestFile, "request", "", "RunRequest JSON file (- for stdin)")
 	cmd.Flags().StringVar(&requestID, "request-id", "", "request id kept in the result")
+	cmd.Flags().BoolVar(&stream, "stream", false, "print each event as it happens (JSON lines), then the RunResult")
 	timeoutFlag(cmd, &timeout, "seconds after which the invocation is cancelled (default: the runtime's invoke limit)")
 	_ = cmd.MarkFlagRequired("agent")
 	_ = cmd.MarkFlagRequired("runtime-id")

@@ -1,7 +1,9 @@
 package server
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -138,7 +140,13 @@ func (s *Server) invoke(c *net.UnixConn, req *agentctl.Request) *agentctl.Respon
 	}
 	stopWatch := watchHangup(c, func() { cancel(errClientGone) })
 	e.invocations.Add(1)
-	res, err := e.rt.InvokeRequest(ctx, *req.Request, nil)
+	var res *contract.RunResult
+	var err error
+	if req.Stream {
+		res, err = streamInvoke(ctx, c, e.rt, *req.Request)
+	} else {
+		res, err = e.rt.InvokeRequest(ctx, *req.Request, nil)
+	}
 	stopWatch()
 	if err != nil {
 		if s.stopping.Load() {
@@ -401,4 +409,42 @@ func (s *Server) status(req *agentctl.Request) *agentctl.Response {
 		return agentctl.Failed(req, agentctl.Errorf(agentctl.CodeInternal, "cannot encode the status: %v", err), nil)
 	}
 	return resp
+}
+
+// streamWriteTimeout bounds writing one record line to a client that
+// stopped reading; the client is then taken as gone.
+const streamWriteTimeout = 30 * time.Second
+
+// streamInvoke runs an invocation through InvokeStream and writes each
+// record to the client as it happens. A client that cannot take a record
+// is detached (the turn goes on to its result, which is still answered
+// if the client is there to read it).
+func streamInvoke(ctx context.Context, c *net.UnixConn, rt *fabric.Runtime, rr contract.RunRequest) (*contract.RunResult, error) {
+	s, err := rt.InvokeStream(ctx, rr)
+	if err != nil {
+		return nil, err
+	}
+	w := bufio.NewWriterSize(c, 32<<10)
+	for rec, err := range s.Records(ctx) {
+		if err != nil {
+			break
+		}
+		b, merr := json.Marshal(agentctl.RecordLine{Record: rec})
+		if merr != nil {
+			continue
+		}
+		b = append(b, '\n')
+		_ = c.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		_, werr := w.Write(b)
+		if werr == nil && s.Pending() == 0 {
+			werr = w.Flush() // nothing queued behind it: send now
+		}
+		if werr != nil {
+			s.Close()
+			break
+		}
+	}
+	_ = w.Flush()
+	_ = c.SetWriteDeadline(time.Time{})
+	return s.Result(context.WithoutCancel(ctx))
 }
