@@ -127,8 +127,9 @@ type v2Core struct {
 	served chan error // Serve's result
 	runEnd chan error // the core conn's Run result
 
-	mu     sync.Mutex
-	events []hostproto.EventParams
+	mu      sync.Mutex
+	events  []hostproto.EventParams
+	batches int // "events" notifications received
 }
 
 func startV2(t testing.TB, a Adapter, opts ...ServeOption) *v2Core {
@@ -136,13 +137,17 @@ func startV2(t testing.TB, a Adapter, opts ...ServeOption) *v2Core {
 	hostSide, coreSide := net.Pipe()
 	c := &v2Core{t: t, served: make(chan error, 1), runEnd: make(chan error, 1)}
 	c.conn = wire.NewConn(coreSide, coreSide, wire.Options{Handler: wire.HandlerFunc(func(ctx context.Context, req *wire.Request) (any, error) {
-		if req.Method == hostproto.NotifyEvent {
-			var p hostproto.EventParams
-			if err := json.Unmarshal(req.Params, &p); err != nil {
-				t.Errorf("event params: %v", err)
+		if id, evs, ok, err := hostproto.DecodeEventNotification(req.Method, req.Params); ok {
+			if err != nil {
+				t.Errorf("%s params: %v", req.Method, err)
 			}
 			c.mu.Lock()
-			c.events = append(c.events, p)
+			if req.Method == hostproto.NotifyEvents {
+				c.batches++
+			}
+			for _, ev := range evs {
+				c.events = append(c.events, hostproto.EventParams{InvocationID: id, Event: ev})
+			}
 			c.mu.Unlock()
 		}
 		return nil, nil

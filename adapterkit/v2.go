@@ -180,15 +180,32 @@ func (s *v2Server) Handle(ctx context.Context, req *wire.Request) (any, error) {
 	return nil, &wire.Error{Code: wire.CodeMethodNotFound, Message: "method not found: " + req.Method}
 }
 
-// v2Emitter sends an invocation's events as notifications until Invoke
-// returns. It sends on the connection's context, not the invocation's, so
-// events emitted while a cancelled turn winds down still arrive.
+// v2Emitter sends an invocation's events until Invoke returns. It sends on
+// the connection's context, not the invocation's, so events emitted while
+// a cancelled turn winds down still arrive.
+//
+// Emit queues the event and returns; a sender goroutine, started when the
+// queue becomes non-empty, writes what is queued: one event as an "event"
+// notification, several (those emitted while the previous frame was being
+// written) as one "events" notification, so a fast producer pays one frame
+// per batch rather than per event. The queue is bounded: Emit waits while it holds
+// maxEmitQueue events (backpressure). close waits for the queue to drain,
+// which keeps every event ahead of the invoke's response.
 type v2Emitter struct {
 	conn   *wire.Conn
 	ctx    context.Context
 	id     string
 	closed atomic.Bool
+
+	mu      sync.Mutex
+	queue   []Event
+	spare   []Event
+	sending bool
+	drained *sync.Cond // signalled when a send ends
 }
+
+// maxEmitQueue bounds the events waiting behind a send in progress.
+const maxEmitQueue = 1024
 
 func (e *v2Emitter) Emit(ev Event) {
 	if e.closed.Load() {
@@ -197,11 +214,59 @@ func (e *v2Emitter) Emit(ev Event) {
 	if ev.TimestampMillis == 0 {
 		ev.TimestampMillis = time.Now().UnixMilli()
 	}
-	// Notify encodes before it returns; the params do not outlive the call.
-	_ = e.conn.Notify(e.ctx, hostproto.NotifyEvent, &hostproto.EventParams{InvocationID: e.id, Event: ev})
+	e.mu.Lock()
+	if e.drained == nil {
+		e.drained = sync.NewCond(&e.mu)
+	}
+	for e.sending && len(e.queue) >= maxEmitQueue {
+		e.drained.Wait()
+	}
+	e.queue = append(e.queue, ev)
+	start := !e.sending
+	e.sending = true
+	e.mu.Unlock()
+	if start {
+		go e.run()
+	}
 }
 
-func (e *v2Emitter) close() { e.closed.Store(true) }
+// run sends batches until the queue is empty.
+func (e *v2Emitter) run() {
+	e.mu.Lock()
+	for len(e.queue) > 0 {
+		batch := e.queue
+		e.queue, e.spare = e.spare[:0], nil
+		e.mu.Unlock()
+		e.send(batch)
+		clear(batch)
+		e.mu.Lock()
+		e.spare = batch[:0]
+		e.drained.Broadcast()
+	}
+	e.sending = false
+	e.drained.Broadcast()
+	e.mu.Unlock()
+}
+
+// send writes one batch. Notify encodes before it returns; the params do
+// not outlive the call.
+func (e *v2Emitter) send(batch []Event) {
+	if len(batch) == 1 {
+		_ = e.conn.Notify(e.ctx, hostproto.NotifyEvent, &hostproto.EventParams{InvocationID: e.id, Event: batch[0]})
+		return
+	}
+	_ = e.conn.Notify(e.ctx, hostproto.NotifyEvents, &hostproto.EventsParams{InvocationID: e.id, Events: batch})
+}
+
+// close drops later events and waits until queued ones are sent.
+func (e *v2Emitter) close() {
+	e.closed.Store(true)
+	e.mu.Lock()
+	for e.sending {
+		e.drained.Wait()
+	}
+	e.mu.Unlock()
+}
 
 // eofReader reports the first read error (io.EOF included) of r, and can
 // end the read side of a stream that has read deadlines.

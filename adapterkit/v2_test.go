@@ -290,6 +290,13 @@ func TestV2EventsBeforeResult(t *testing.T) {
 			t.Fatalf("event %d: %+v", i, ev)
 		}
 	}
+	// A tight loop of 500 emits is sent in batches, not one frame each.
+	c.mu.Lock()
+	batches := c.batches
+	c.mu.Unlock()
+	if batches == 0 {
+		t.Error("500 events emitted in a loop were sent without batching")
+	}
 	late.Emit(Event{Kind: "late"})
 	c.mustCall(hostproto.MethodHealth, hostproto.HealthParams{}, nil)
 	if got := len(c.eventsSnapshot()); got != n {

@@ -72,10 +72,11 @@ func startHost(t *testing.T, settings map[string]any) (*core, error) {
 	hostSide, coreSide := net.Pipe()
 	c := &core{t: t, served: make(chan error, 1)}
 	c.conn = wire.NewConn(coreSide, coreSide, wire.Options{Handler: wire.HandlerFunc(func(ctx context.Context, req *wire.Request) (any, error) {
-		var p hostproto.EventParams
-		if req.Method == hostproto.NotifyEvent && json.Unmarshal(req.Params, &p) == nil {
+		if id, evs, ok, err := hostproto.DecodeEventNotification(req.Method, req.Params); ok && err == nil {
 			c.mu.Lock()
-			c.events = append(c.events, p)
+			for _, ev := range evs {
+				c.events = append(c.events, hostproto.EventParams{InvocationID: id, Event: ev})
+			}
 			c.mu.Unlock()
 		}
 		return nil, nil

@@ -1,8 +1,8 @@
 package agentctl
 
 import (
-	"bytes"
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"

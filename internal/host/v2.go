@@ -78,23 +78,28 @@ func launchV2(ctx context.Context, h *Host, ps *proc.Spec) (channel, error) {
 }
 
 func (c *v2Channel) handle(_ context.Context, req *wire.Request) (any, error) {
-	if req.Method != hostproto.NotifyEvent || !req.IsNotification() {
+	if !req.IsNotification() || (req.Method != hostproto.NotifyEvent && req.Method != hostproto.NotifyEvents) {
 		return nil, wire.NewError(wire.CodeMethodNotFound, "the core serves no method "+req.Method)
 	}
-	var ev hostproto.EventParams
 	if len(req.Params) == 0 {
 		return nil, wire.NewError(wire.CodeInvalidParams, req.Method+": missing params")
 	}
-	if err := hostproto.DecodeEventParams(req.Params, &ev); err != nil {
+	id, evs, _, err := hostproto.DecodeEventNotification(req.Method, req.Params)
+	if err != nil {
 		return nil, wire.NewError(wire.CodeInvalidParams, req.Method+": invalid params: "+err.Error())
 	}
-	c.mu.Lock()
-	fn := c.events[ev.InvocationID]
-	c.mu.Unlock()
-	if fn != nil {
-		fn(ev.Event)
+	if fn := c.eventsFor(id); fn != nil {
+		for _, ev := range evs {
+			fn(ev)
+		}
 	}
 	return nil, nil
+}
+
+func (c *v2Channel) eventsFor(id string) EventFunc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.events[id]
 }
 
 func (c *v2Channel) setEvents(id string, fn EventFunc) {

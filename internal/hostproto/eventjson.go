@@ -28,8 +28,49 @@ func (p *EventParams) AppendJSON(dst []byte) ([]byte, error) {
 func appendEventParams(dst []byte, p *EventParams) ([]byte, bool) {
 	dst = append(dst, `{"invocation_id":`...)
 	dst = wire.AppendString(dst, p.InvocationID, false)
-	dst = append(dst, `,"event":{"kind":`...)
-	e := &p.Event
+	dst = append(dst, `,"event":`...)
+	dst, ok := appendHostEvent(dst, &p.Event)
+	if !ok {
+		return dst, false
+	}
+	return append(dst, '}'), true
+}
+
+// AppendJSON encodes p without reflection, as EventParams.AppendJSON.
+func (p *EventsParams) AppendJSON(dst []byte) ([]byte, error) {
+	if b, ok := appendEventsParams(dst, p); ok {
+		return b, nil
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(p); err != nil {
+		return dst, err
+	}
+	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+}
+
+func appendEventsParams(dst []byte, p *EventsParams) ([]byte, bool) {
+	dst = append(dst, `{"invocation_id":`...)
+	dst = wire.AppendString(dst, p.InvocationID, false)
+	if p.Events == nil {
+		return append(dst, `,"events":null}`...), true
+	}
+	dst = append(dst, `,"events":[`...)
+	for i := range p.Events {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var ok bool
+		if dst, ok = appendHostEvent(dst, &p.Events[i]); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, "]}"...), true
+}
+
+func appendHostEvent(dst []byte, e *HostEvent) ([]byte, bool) {
+	dst = append(dst, `{"kind":`...)
 	dst = wire.AppendString(dst, e.Kind, false)
 	if e.Message != "" {
 		dst = append(dst, `,"message":`...)
@@ -46,7 +87,7 @@ func appendEventParams(dst []byte, p *EventParams) ([]byte, bool) {
 			return dst, false
 		}
 	}
-	return append(dst, "}}"...), true
+	return append(dst, '}'), true
 }
 
 // DecodeEventParams decodes raw into p without reflection when it can,
@@ -60,6 +101,47 @@ func DecodeEventParams(raw []byte, p *EventParams) error {
 		return nil
 	}
 	return json.Unmarshal(raw, p)
+}
+
+// DecodeEventsParams is DecodeEventParams for a batch.
+func DecodeEventsParams(raw []byte, p *EventsParams) error {
+	var fast EventsParams
+	if fastEventsParams(raw, &fast) {
+		*p = fast
+		return nil
+	}
+	return json.Unmarshal(raw, p)
+}
+
+func fastEventsParams(raw []byte, p *EventsParams) bool {
+	var seen uint8
+	first := func(bit uint8) bool {
+		if seen&(1<<bit) != 0 {
+			return false
+		}
+		seen |= 1 << bit
+		return true
+	}
+	return wire.ObjectMembers(raw, func(key, val []byte) bool {
+		switch string(key) {
+		case "invocation_id":
+			return first(0) && wire.StringField(val, &p.InvocationID)
+		case "events":
+			if !first(1) || wire.IsNull(val) {
+				return false
+			}
+			p.Events = []HostEvent{}
+			return wire.ArrayElements(val, func(elem []byte) bool {
+				var e HostEvent
+				if wire.IsNull(elem) || !fastHostEvent(elem, &e) {
+					return false
+				}
+				p.Events = append(p.Events, e)
+				return true
+			})
+		}
+		return false
+	})
 }
 
 // fastEventParams accepts only what encoding/json would decode to the same
@@ -115,4 +197,25 @@ func fastHostEvent(raw []byte, e *HostEvent) bool {
 		}
 		return false
 	})
+}
+
+// DecodeEventNotification decodes an "event" or "events" notification's
+// params into the invocation id and its events, in order. ok is false for
+// any other method.
+func DecodeEventNotification(method string, raw []byte) (invocationID string, events []HostEvent, ok bool, err error) {
+	switch method {
+	case NotifyEvent:
+		var p EventParams
+		if err := DecodeEventParams(raw, &p); err != nil {
+			return "", nil, true, err
+		}
+		return p.InvocationID, []HostEvent{p.Event}, true, nil
+	case NotifyEvents:
+		var p EventsParams
+		if err := DecodeEventsParams(raw, &p); err != nil {
+			return "", nil, true, err
+		}
+		return p.InvocationID, p.Events, true, nil
+	}
+	return "", nil, false, nil
 }

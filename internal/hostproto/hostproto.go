@@ -16,6 +16,9 @@ const (
 	MethodHealth = "health"
 	// NotifyEvent is the v2 host-to-core notification carrying one event.
 	NotifyEvent = "event"
+	// NotifyEvents carries several events of one invocation, in order
+	// (hosts batch what accumulated while the previous frame was written).
+	NotifyEvents = "events"
 )
 
 // Environment variables given to every host process.
@@ -95,6 +98,12 @@ type HealthResult struct {
 type EventParams struct {
 	InvocationID string    `json:"invocation_id"`
 	Event        HostEvent `json:"event"`
+}
+
+// EventsParams is one v2 events notification: a batch, in order.
+type EventsParams struct {
+	InvocationID string      `json:"invocation_id"`
+	Events       []HostEvent `json:"events"`
 }
 
 // HostEvent is an adapter event; the core assigns ids and sequence numbers.
