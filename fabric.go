@@ -188,7 +188,9 @@ func (c *Client) Plan(ctx context.Context, l *Loaded) (*contract.RunPlan, error)
 	return p, err
 }
 
-func (c *Client) plan(_ context.Context, l *Loaded) (*contract.RunPlan, *catalog.Entry, error) {
+func (c *Client) plan(ctx context.Context, l *Loaded) (_ *contract.RunPlan, _ *catalog.Entry, err error) {
+	_, end := c.obs.tel.Plan(ctx, l.Config.Metadata.Name)
+	defer func() { end(err) }()
 	baseDir := l.BaseDir
 	if baseDir == "" {
 		wd, err := os.Getwd()

@@ -60,7 +60,7 @@ harness:
 		byName[sp.Name] = append(byName[sp.Name], sp)
 	}
 	start := byName["fabric.runtime.start"]
-	if len(start) != 1 || len(byName["fabric.runtime.stop"]) != 1 {
+	if len(start) != 1 || len(byName["fabric.runtime.stop"]) != 1 || len(byName["fabric.plan"]) != 1 {
 		t.Fatalf("spans %v", names(spans))
 	}
 	var invs []telemetry.RecordedSpan
