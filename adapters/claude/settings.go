@@ -1,12 +1,11 @@
 package claude
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
 
+	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -67,16 +66,8 @@ func (s Settings) initializeTimeout() time.Duration {
 // parseSettings decodes and checks the harness settings.
 func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	var s Settings
-	if h != nil && len(h.Settings) > 0 {
-		b, err := json.Marshal(h.Settings)
-		if err != nil {
-			return s, fmt.Errorf("settings: %w", err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&s); err != nil {
-			return s, fmt.Errorf("settings: %w", err)
-		}
+	if err := adapterkit.DecodeSettings(h, &s); err != nil {
+		return s, err
 	}
 	if s.PermissionMode == "" {
 		s.PermissionMode = PermissionDefault

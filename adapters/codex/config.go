@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -67,16 +67,8 @@ var (
 // fills in the defaults.
 func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	var s Settings
-	if h != nil && len(h.Settings) > 0 {
-		b, err := json.Marshal(h.Settings)
-		if err != nil {
-			return s, fmt.Errorf("settings: %w", err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&s); err != nil {
-			return s, fmt.Errorf("settings: %w", err)
-		}
+	if err := adapterkit.DecodeSettings(h, &s); err != nil {
+		return s, err
 	}
 	switch s.Sandbox {
 	case "":

@@ -1,7 +1,6 @@
 package scripted
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -132,16 +131,8 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 
 func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	var set Settings
-	if h != nil && len(h.Settings) > 0 {
-		b, err := json.Marshal(h.Settings)
-		if err != nil {
-			return set, fmt.Errorf("settings: %w", err)
-		}
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&set); err != nil {
-			return set, fmt.Errorf("settings: %w", err)
-		}
+	if err := adapterkit.DecodeSettings(h, &set); err != nil {
+		return set, err
 	}
 	switch set.Mode {
 	case "":

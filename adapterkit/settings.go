@@ -1,0 +1,30 @@
+package adapterkit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/fabric-runtime/fabric/contract"
+)
+
+// DecodeSettings decodes the harness settings of an AgentConfig into dst
+// (a pointer to the adapter's settings struct), strictly: a field dst does
+// not know is an error. The plan has already validated the settings
+// against the descriptor's schema; this is the host's own guard. Absent
+// settings leave dst as it is. Errors start with "settings: ".
+func DecodeSettings(h *contract.AgentHarnessConfig, dst any) error {
+	if h == nil || len(h.Settings) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(h.Settings)
+	if err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("settings: %w", err)
+	}
+	return nil
+}
