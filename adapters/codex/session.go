@@ -539,7 +539,7 @@ func (s *session) teardown(ctx context.Context) error {
 		if err := s.proc.Stop(ctx); err != nil {
 			errs = append(errs, err)
 		}
-		if pids := sweep("CODEX_HOME="+s.codexHome, sweepWait); len(pids) > 0 {
+		if pids := proc.KillByEnv("CODEX_HOME="+s.codexHome, sweepWait); len(pids) > 0 {
 			s.log.Info("codex: killed processes that had left codex's process group", "pids", pids)
 		}
 	}

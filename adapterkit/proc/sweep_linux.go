@@ -1,6 +1,6 @@
 //go:build linux
 
-package codex
+package proc
 
 import (
 	"bytes"
@@ -11,12 +11,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sweep kills the processes that escaped codex's process group but carry
-// the runtime's private environment (marker is "CODEX_HOME=<dir>", unique
-// per runtime): commands the model started with setsid or a double fork.
-// Only processes readable by this user are seen. It returns the pids it
-// signalled.
-func sweep(marker string, wait time.Duration) []int {
+// KillByEnv kills, with SIGKILL, every process whose environment holds
+// marker (a whole "NAME=value" entry, unique to one runtime, such as its
+// private home directory): the processes that escaped a runtime's process
+// group (commands a model started with setsid or a double fork). It keeps
+// looking until none is left or wait has passed. Only processes readable
+// by this user are seen. It returns the pids it signalled.
+func KillByEnv(marker string, wait time.Duration) []int {
 	needle := append([]byte(marker), 0)
 	self := os.Getpid()
 	var killed []int
@@ -36,7 +37,7 @@ func sweep(marker string, wait time.Duration) []int {
 			if err != nil || !bytes.Contains(append([]byte{0}, env...), append([]byte{0}, needle...)) {
 				continue
 			}
-			if zombie(pid) {
+			if zombieOrGone(pid) {
 				continue
 			}
 			found = append(found, pid)
@@ -53,11 +54,7 @@ func sweep(marker string, wait time.Duration) []int {
 	}
 }
 
-func zombie(pid int) bool {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return true
-	}
-	i := bytes.LastIndexByte(data, ')')
-	return i < 0 || i+2 >= len(data) || data[i+2] == 'Z' || data[i+2] == 'X'
+func zombieOrGone(pid int) bool {
+	st, err := readStat(DefaultRoot, pid)
+	return err != nil || st.zombie()
 }
