@@ -118,13 +118,31 @@ func (h *host) callInvoke(ctx context.Context, s Session, inv Invocation) (res c
 	return s.Invoke(ctx, inv)
 }
 
-func (h *host) callHealth(ctx context.Context, s Session, level string) (res Health, err error) {
+func (h *host) callHealth(ctx context.Context, s Session, level, iface string) (res Health, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			h.recovered(hostproto.MethodHealth, v, &err)
 		}
 	}()
+	if iface != "" {
+		is, ok := s.(InterfaceSession)
+		if !ok {
+			return res, errors.ErrUnsupported
+		}
+		return is.CheckInterface(ctx, iface, level)
+	}
 	return s.Health(ctx, level)
+}
+
+// interfaces is what the running session reports of its interfaces.
+func (h *host) interfaces() []contract.InterfaceInfo {
+	h.mu.Lock()
+	s := h.session
+	h.mu.Unlock()
+	if is, ok := s.(InterfaceSession); ok {
+		return is.Interfaces()
+	}
+	return nil
 }
 
 func (h *host) callStop(ctx context.Context, s Session) (err error) {
@@ -540,7 +558,7 @@ func (h *host) cancelInvocation(id string) bool {
 }
 
 // health answers a health request at level within timeout (0: none).
-func (h *host) health(ctx context.Context, level string, timeout time.Duration) (Health, *hostproto.ErrorData) {
+func (h *host) health(ctx context.Context, level string, timeout time.Duration, iface string) (Health, *hostproto.ErrorData) {
 	now := time.Now().UnixMilli()
 	if level == "" {
 		level = contract.LevelLive
@@ -568,7 +586,7 @@ func (h *host) health(ctx context.Context, level string, timeout time.Duration) 
 		ctx, cancel = context.WithTimeout(ctx, max(timeout-50*time.Millisecond, timeout/2))
 		defer cancel()
 	}
-	res, err := h.callHealth(ctx, s, level)
+	res, err := h.callHealth(ctx, s, level, iface)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		res = Health{Outcome: contract.OutcomeUnknown, ReasonCode: contract.ReasonProbeTimeout}

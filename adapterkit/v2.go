@@ -124,7 +124,7 @@ func (s *v2Server) Handle(ctx context.Context, req *wire.Request) (any, error) {
 			}
 			return nil, rpcFailure(fail)
 		}
-		return &hostproto.StartResult{}, nil
+		return &hostproto.StartResult{Interfaces: s.interfaces()}, nil
 
 	case hostproto.MethodServiceStart, hostproto.MethodServiceAttach:
 		return s.handleService(req)
@@ -158,7 +158,7 @@ func (s *v2Server) Handle(ctx context.Context, req *wire.Request) (any, error) {
 				return nil, rpcFailure(lifecycleFailure(hostproto.OpInvoke, CodeInvalidRequest, "invalid health params"))
 			}
 		}
-		res, fail := s.health(ctx, p.Level, time.Duration(p.TimeoutMillis)*time.Millisecond)
+		res, fail := s.health(ctx, p.Level, time.Duration(p.TimeoutMillis)*time.Millisecond, p.Interface)
 		if fail != nil {
 			fail.Stage = hostproto.OpInvoke
 			return nil, rpcFailure(fail)

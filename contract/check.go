@@ -51,6 +51,10 @@ type CheckRequest struct {
 	RuntimeID      string  `json:"runtime_id,omitempty"`
 	ServiceID      string  `json:"service_id,omitempty"`
 	Level          string  `json:"level,omitempty" jsonschema:"enum=live,enum=active,enum=ready"`
+	// Interface (runtime scope only, a Fabric extension) checks one of the
+	// runtime's harness interfaces instead of the runtime itself; its
+	// outcome never decides the runtime's own check.
+	Interface string `json:"interface,omitempty"`
 }
 
 // CheckReport is the answer to a CheckRequest.
@@ -60,6 +64,7 @@ type CheckReport struct {
 	RuntimeID        *string             `json:"runtime_id"`
 	ServiceID        *string             `json:"service_id,omitempty"`
 	RequestedLevel   *string             `json:"requested_level,omitempty"`
+	Interface        *string             `json:"interface,omitempty"`
 	Outcome          string              `json:"outcome" jsonschema:"enum=passed,enum=failed,enum=unknown,enum=unsupported"`
 	ReasonCode       *string             `json:"reason_code,omitempty"`
 	Observations     []CheckObservation  `json:"observations"`

@@ -90,6 +90,9 @@ type AdapterDescriptor struct {
 	// additional properties).
 	Limits *DescriptorLimits `json:"limits,omitempty"`
 	Doctor []DoctorProbe     `json:"doctor,omitempty"`
+	// Interfaces declares the harness interfaces the adapter supports
+	// (interfaces.go); absent means none.
+	Interfaces []InterfaceDeclaration `json:"interfaces,omitempty"`
 }
 
 // DescriptorLimits are an adapter's default lifecycle deadlines in seconds.

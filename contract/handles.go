@@ -27,8 +27,9 @@ type RuntimeHandle struct {
 	// stopped or failed at the time the handle was read.
 	Status string `json:"status,omitempty"`
 	// Interfaces is a Fabric extension: the harness interfaces this runtime
-	// runs (dashboards, APIs, terminals), without secret values.
-	Interfaces []map[string]any `json:"interfaces,omitempty"`
+	// runs (dashboards, APIs, terminals), without secret values
+	// (interfaces.go).
+	Interfaces []InterfaceInfo `json:"interfaces,omitempty"`
 	// ServiceID is the service the runtime was started with, if any.
 	ServiceID string `json:"service_id,omitempty"`
 }

@@ -97,6 +97,12 @@ func sampleDescriptor() contract.AdapterDescriptor {
 		ExtensionSchemas:     map[string]json.RawMessage{"run_result": json.RawMessage(`{"type":"object"}`)},
 		Limits:               &contract.DescriptorLimits{StartSeconds: 15},
 		Doctor:               []contract.DoctorProbe{{Name: "node", Command: "node", Args: []string{"--version"}, Version: true}},
+		Interfaces: []contract.InterfaceDeclaration{
+			{Name: "dashboard", Kind: contract.InterfaceHTTP, Browser: true, PublicOrigins: true, Credential: contract.CredentialBearer,
+				Lifecycles: []string{contract.InterfaceLifecycleRuntime}, HealthLevels: []string{contract.LevelLive, contract.LevelActive, contract.LevelReady},
+				Settings: map[string]any{"theme": map[string]any{"enum": []any{"light", "dark"}}}},
+			{Name: "terminal", Kind: contract.InterfaceTerminal, Lifecycles: []string{contract.InterfaceLifecycleRuntime}},
+		},
 	}
 }
 
@@ -280,7 +286,14 @@ func sampleRuntimeHandle() contract.RuntimeHandle {
 		RuntimeID: "runtime-1", RuntimeBinding: "fabric-runtime-binding-0123456789abcdef",
 		AgentName: "research-agent", Harness: "pi", AdapterKind: contract.AdapterKindProcess, AdapterID: "nvidia.fabric.pi",
 		Environment: sampleEnvironmentHandle(), Status: "active",
-		Interfaces: []map[string]any{{"name": "dashboard", "url": "http://127.0.0.1:3000"}},
+		Interfaces: []contract.InterfaceInfo{
+			{Name: "dashboard", Kind: contract.InterfaceHTTP, Browser: true, Address: "127.0.0.1", Port: 3000, Path: "/",
+				URL: "http://127.0.0.1:3000/", Credential: contract.CredentialBearer,
+				CredentialFile: "/sandbox/artifacts/.fabric/pi/runtimes/runtime-1/interfaces/dashboard.token"},
+			{Name: "terminal", Kind: contract.InterfaceTerminal,
+				Argv:       []string{"/sandbox/artifacts/.fabric/pi/runtimes/runtime-1/interfaces/terminal"},
+				MarkerFile: "/sandbox/artifacts/.fabric/pi/runtimes/runtime-1/interfaces/terminal.running"},
+		},
 	}
 }
 

@@ -102,6 +102,8 @@ func Normalize(req *contract.CheckRequest) error {
 	switch req.Scope {
 	case contract.ScopeServer:
 		switch {
+		case req.Interface != "":
+			return &Error{"interface", "a server check takes no interface"}
 		case req.RuntimeID != "":
 			return &Error{"runtime_id", "a server check takes no runtime id"}
 		case req.ServiceID != "":
@@ -117,6 +119,9 @@ func Normalize(req *contract.CheckRequest) error {
 	case contract.ScopeService:
 		if req.RuntimeID != "" {
 			return &Error{"runtime_id", "a service check takes no runtime id"}
+		}
+		if req.Interface != "" {
+			return &Error{"interface", "services run no interfaces"}
 		}
 	case "":
 		return &Error{"scope", "is required (server, runtime or service)"}
@@ -223,7 +228,11 @@ func Check(ctx context.Context, req contract.CheckRequest, t Target) contract.Ch
 				source = "adapter"
 			}
 		}
-		o := observe("adapter", lv, outcome, reason, source, t0, elapsed, msg)
+		stage := "adapter"
+		if req.Interface != "" {
+			stage = "interface"
+		}
+		o := observe(stage, lv, outcome, reason, source, t0, elapsed, msg)
 		if err == nil && res.ObservedAtMillis > 0 {
 			o.ObservedAtMillis = res.ObservedAtMillis
 		}
@@ -322,6 +331,10 @@ func newReport(req contract.CheckRequest, started time.Time) *contract.CheckRepo
 	case contract.ScopeRuntime:
 		id := req.RuntimeID
 		rep.RuntimeID = &id
+		if req.Interface != "" {
+			name := req.Interface
+			rep.Interface = &name
+		}
 	case contract.ScopeService:
 		id := req.ServiceID
 		rep.ServiceID = &id

@@ -51,9 +51,11 @@ type StartParams struct {
 // StartResult is what a v2 host answers to start (v1 hosts answer null or
 // an object with the same fields).
 type StartResult struct {
-	HealthControl json.RawMessage  `json:"health_control,omitempty"`
-	Metadata      map[string]any   `json:"metadata,omitempty"`
-	Interfaces    []map[string]any `json:"interfaces,omitempty"`
+	HealthControl json.RawMessage `json:"health_control,omitempty"`
+	Metadata      map[string]any  `json:"metadata,omitempty"`
+	// Interfaces are the harness interfaces the session runs (never a
+	// credential; see adapterkit/iface).
+	Interfaces []contract.InterfaceInfo `json:"interfaces,omitempty"`
 }
 
 // InvokeParams is the invoke payload.
@@ -77,10 +79,12 @@ type CancelResult struct {
 	Cancelled bool `json:"cancelled"`
 }
 
-// HealthParams asks a v2 host for evidence at one level.
+// HealthParams asks a v2 host for evidence at one level, of the runtime
+// or, with Interface, of one of its harness interfaces.
 type HealthParams struct {
 	Level         string `json:"level"`
 	TimeoutMillis int64  `json:"timeout_millis"`
+	Interface     string `json:"interface,omitempty"`
 }
 
 // HealthResult is a v2 host's answer to health.

@@ -117,6 +117,7 @@ func (r *resolver) resolve(opts Options) *contract.RunPlan {
 	}
 	r.checkAdapterKind(p)
 	r.checkSettings()
+	r.checkInterfaces()
 	p.ModelRole = r.checkModels()
 	r.checkInstructions()
 	if cfg.Runtime.MaxTurns != nil {

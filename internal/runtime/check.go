@@ -17,10 +17,13 @@ import (
 // the runtime's state and never waits behind an invocation: a v2 host
 // answers health while it works; a v1 host gets process-level evidence.
 func (r *Runtime) Check(ctx context.Context, req contract.CheckRequest) contract.CheckReport {
-	return health.Check(ctx, req, checkTarget{r})
+	return health.Check(ctx, req, checkTarget{r: r, iface: req.Interface})
 }
 
-type checkTarget struct{ r *Runtime }
+type checkTarget struct {
+	r     *Runtime
+	iface string // a harness interface instead of the runtime
+}
 
 func (t checkTarget) Observe() health.Observation {
 	r := t.r
@@ -56,7 +59,12 @@ func (t checkTarget) Probe(ctx context.Context, level string) (hostproto.HealthR
 	if dl, ok := ctx.Deadline(); ok {
 		budget = max(time.Until(dl).Milliseconds(), 1)
 	}
-	res, err := r.host.Health(ctx, hostproto.HealthParams{Level: level, TimeoutMillis: budget})
+	res, err := r.host.Health(ctx, hostproto.HealthParams{Level: level, TimeoutMillis: budget, Interface: t.iface})
+	if t.iface != "" && errors.Is(err, errors.ErrUnsupported) {
+		// A host without health has no interface evidence either.
+		return hostproto.HealthResult{Outcome: contract.OutcomeUnsupported, ReasonCode: contract.ReasonUnsupportedAdapter, Source: health.Source,
+			Message: "the adapter host has no health method (protocol v1)"}, nil
+	}
 	if err == nil || errors.Is(err, errors.ErrUnsupported) {
 		return res, err
 	}

@@ -190,3 +190,21 @@ func TestCheckStoppedAndFailing(t *testing.T) {
 		t.Fatalf("ready: %s", mustJSON(rep))
 	}
 }
+
+// TestCheckInterfaceWithoutInterfaces: checking an interface of a runtime
+// whose adapter runs none is unsupported over both protocols, and the
+// report names the interface.
+func TestCheckInterfaceWithoutInterfaces(t *testing.T) {
+	for _, adapter := range []string{scriptedV2, scriptedV1} {
+		rt := startRuntime(t, testPlan(t, adapter, nil), testOptions(t))
+		req := checkReq(t, rt, "live", 0)
+		req.Interface = "dashboard"
+		rep := rt.Check(context.Background(), req)
+		if rep.Outcome != contract.OutcomeUnsupported || rep.Interface == nil || *rep.Interface != "dashboard" {
+			t.Fatalf("%s: %s", adapter, mustJSON(rep))
+		}
+		if last := rep.Observations[len(rep.Observations)-1]; last.Stage != "interface" {
+			t.Fatalf("%s: last stage %s", adapter, last.Stage)
+		}
+	}
+}

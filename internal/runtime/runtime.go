@@ -223,7 +223,7 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 	if opts.Service != nil {
 		sp.Service = &opts.Service.Service
 	}
-	_, err = h.Start(sctx, sp)
+	started, err := h.Start(sctx, sp)
 	if err != nil {
 		tctx, tcancel := context.WithTimeout(context.Background(), seconds(r.limits.StopSeconds))
 		h.Terminate(tctx)
@@ -231,6 +231,7 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 		os.RemoveAll(home)
 		return nil, r.startFailure(err)
 	}
+	r.handle.Interfaces = started.Interfaces
 	r.started = []contract.FabricEvent{r.event(contract.EventRuntimeStart, "runtime started", map[string]any{
 		"runtime_id": runtimeID, "environment_id": r.handle.Environment.EnvironmentID,
 		"environment_provider": env.Provider, "host_pid": h.Pid(),
