@@ -504,7 +504,12 @@ func (s *InvocationSpan) End(res *contract.RunResult, err error) {
 	now := time.Now()
 	if res != nil && s.span != nil {
 		// Ids assigned when the invocation began, after its span started.
-		s.span.SetAttributes(KeyInvocationID.String(bound(res.InvocationID)), KeyRequestID.String(bound(res.RequestID)))
+		if res.InvocationID != "" {
+			s.span.SetAttributes(KeyInvocationID.String(bound(res.InvocationID)))
+		}
+		if res.RequestID != "" {
+			s.span.SetAttributes(KeyRequestID.String(bound(res.RequestID)))
+		}
 	}
 	if !s.sawEvents && res != nil {
 		for _, ev := range res.Events {
