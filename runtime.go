@@ -148,6 +148,9 @@ func (c *Client) Run(ctx context.Context, l *Loaded, input any, opts ...InvokeOp
 //		os.Exit(code)
 //	}
 func ServeBuiltinHost() (served bool, exitCode int) {
+	if served, code := bundled.Supervise(); served {
+		return true, code
+	}
 	id := os.Getenv(runtime.EnvBuiltinAdapter)
 	if id == "" {
 		return false, 0

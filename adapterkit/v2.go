@@ -151,6 +151,13 @@ func (s *v2Server) Handle(ctx context.Context, req *wire.Request) (any, error) {
 		}
 		return &hostproto.CancelResult{Cancelled: s.cancelInvocation(p.InvocationID)}, nil
 
+	case hostproto.MethodPermissionDecide:
+		var p hostproto.PermissionDecideParams
+		if err := req.UnmarshalParams(&p); err != nil || p.RequestID == "" {
+			return nil, rpcFailure(lifecycleFailure(hostproto.OpInvoke, CodeInvalidRequest, "permission/decide params need a request_id"))
+		}
+		return &hostproto.PermissionDecideResult{Accepted: DecidePermission(p.RequestID, p.Decision)}, nil
+
 	case hostproto.MethodHealth:
 		var p hostproto.HealthParams
 		if len(req.Params) > 0 && string(req.Params) != "null" {

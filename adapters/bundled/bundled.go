@@ -6,8 +6,10 @@ import (
 	"os"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapters/acp"
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/adapters/codex"
+	"github.com/fabric-runtime/fabric/adapters/pi"
 	"github.com/fabric-runtime/fabric/adapters/scripted"
 )
 
@@ -19,12 +21,17 @@ type Descriptor struct {
 
 // Descriptors returns every bundled descriptor, in a fixed order.
 func Descriptors() []Descriptor {
-	return []Descriptor{
+	ds := []Descriptor{
 		{Name: "scripted.fabric-adapter.json", Data: scripted.Descriptor},
 		{Name: "scripted-v1.fabric-adapter.json", Data: scripted.DescriptorV1},
 		{Name: "claude.fabric-adapter.json", Data: claude.Descriptor},
 		{Name: "codex.fabric-adapter.json", Data: codex.Descriptor},
+		{Name: "pi.fabric-adapter.json", Data: pi.Descriptor},
 	}
+	for _, d := range acp.Descriptors() {
+		ds = append(ds, Descriptor{Name: d.Name, Data: d.Data})
+	}
+	return ds
 }
 
 // Lookup returns the bundled adapter with the given builtin name.
@@ -36,9 +43,17 @@ func Lookup(name string) (adapterkit.Adapter, bool) {
 		return claude.New(), true
 	case codex.ID:
 		return codex.New(), true
+	case acp.ID:
+		return acp.New(), true
+	case pi.ID:
+		return pi.New(), true
 	}
 	return nil, false
 }
+
+// Supervise runs this process as the supervisor an adapter re-executed
+// the host binary for, if it is one; hosts call it before anything else.
+func Supervise() (served bool, exitCode int) { return acp.Supervise() }
 
 // Serve hosts the named bundled adapter on the protocol the core selected
 // and returns the process exit code.

@@ -16,6 +16,9 @@ import (
 const envBuiltinAdapter = "FABRIC_BUILTIN_ADAPTER"
 
 func main() {
+	if served, code := bundled.Supervise(); served {
+		os.Exit(code)
+	}
 	name := os.Getenv(envBuiltinAdapter)
 	if name == "" {
 		fmt.Fprintln(os.Stderr, "fabric-host: hosts a bundled adapter for a Fabric runtime; it is started by Fabric, not by hand")

@@ -24,9 +24,13 @@ var operationFields = map[string][]string{
 	OpStart:  {"agent", "timeout_seconds", "config", "base_dir", "strict"},
 	OpInvoke: {"agent", "runtime_id", "timeout_seconds", "request", "stream"},
 	OpStop:   {"agent", "runtime_id", "timeout_seconds"},
-	OpCheck:  {"agent", "runtime_id", "timeout_seconds", "level"},
+	OpCheck:  {"agent", "runtime_id", "timeout_seconds", "level", "interface"},
 	OpStatus: {"agent", "runtime_id", "timeout_seconds"},
+	OpDecide: {"agent", "runtime_id", "timeout_seconds", "invocation_id", "request_id", "decision"},
 }
+
+// Permission decisions a decide request may carry.
+var decisions = []string{"allow", "deny"}
 
 // Check levels a request may name.
 var checkLevels = []string{contract.LevelLive, contract.LevelActive, contract.LevelReady}
@@ -161,9 +165,33 @@ func DecodeRequest(line []byte) (*Request, *Error) {
 				return req, invalid("stream", "must be true or false")
 			}
 		}
+	case OpDecide:
+		for _, f := range []struct {
+			name string
+			dst  *string
+		}{{"invocation_id", &req.InvocationID}, {"request_id", &req.RequestID}} {
+			if *f.dst, err = stringField(fields, f.name, true); err != nil {
+				return req, err
+			}
+			if !validRuntimeID(*f.dst) {
+				return req, invalid(f.name, "must be 1 to %d printable ASCII characters without spaces or slashes", maxName)
+			}
+		}
+		if req.Decision, err = stringField(fields, "decision", true); err != nil {
+			return req, err
+		}
+		if !slices.Contains(decisions, req.Decision) {
+			return req, invalid("decision", "must be allow or deny, got %q", clip(req.Decision))
+		}
 	case OpCheck:
 		if req.Level, err = stringField(fields, "level", false); err != nil {
 			return req, err
+		}
+		if req.Interface, err = stringField(fields, "interface", false); err != nil {
+			return req, err
+		}
+		if _, ok := fields["interface"]; ok && req.Interface == "" {
+			return req, invalid("interface", "must name an interface")
 		}
 		if _, ok := fields["level"]; ok && !slices.Contains(checkLevels, req.Level) {
 			return req, invalid("level", "must be live, active or ready, got %q", clip(req.Level))
@@ -177,7 +205,7 @@ func DecodeRequest(line []byte) (*Request, *Error) {
 		if !hasAgent {
 			return req, invalid("agent", "is required")
 		}
-	case OpInvoke, OpStop:
+	case OpInvoke, OpStop, OpDecide:
 		if !hasAgent {
 			return req, invalid("agent", "is required")
 		}
@@ -192,6 +220,8 @@ func DecodeRequest(line []byte) (*Request, *Error) {
 			return req, invalid("agent", "is required with runtime_id (a runtime check names both; a server check neither)")
 		case req.Level != "" && !hasRuntime:
 			return req, invalid("level", "a server check takes no level")
+		case req.Interface != "" && !hasRuntime:
+			return req, invalid("interface", "a server check takes no interface")
 		}
 	}
 	return req, nil

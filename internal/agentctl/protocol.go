@@ -28,10 +28,12 @@ const (
 	OpStop   = "stop"
 	OpCheck  = "check"
 	OpStatus = "status"
+	// OpDecide answers a permission request a running invocation raised.
+	OpDecide = "decide"
 )
 
 // Operations lists every operation in a stable order.
-var Operations = []string{OpStart, OpInvoke, OpStop, OpCheck, OpStatus}
+var Operations = []string{OpStart, OpInvoke, OpStop, OpCheck, OpStatus, OpDecide}
 
 // Response statuses.
 const (
@@ -52,6 +54,7 @@ const (
 	CodeStartFailed      = "start_failed"      // the config did not load, plan or start; Details say why
 	CodeInvokeFailed     = "invoke_failed"     // the runtime refused the invocation; Details say why
 	CodeStopFailed       = "stop_failed"       // stop could not confirm the host is gone
+	CodeDecideFailed     = "decide_failed"     // the decision was not taken (no such pending request); Details say why
 	CodeInternal         = "internal_error"    // a bug in serve; the message says what
 
 	// Produced by the client itself.
@@ -121,6 +124,15 @@ type Request struct {
 
 	// check: live, active or ready (runtime scope only; default live).
 	Level string `json:"level,omitempty"`
+	// check: one of the runtime's harness interfaces instead of the
+	// runtime (its outcome never decides the runtime's own check).
+	Interface string `json:"interface,omitempty"`
+
+	// decide: the invocation that raised a permission request (an event
+	// of kind permission_request), the request's id, and allow or deny.
+	InvocationID string `json:"invocation_id,omitempty"`
+	RequestID    string `json:"request_id,omitempty"`
+	Decision     string `json:"decision,omitempty"`
 }
 
 // RecordLine is one streamed event of an invoke with stream set; serve

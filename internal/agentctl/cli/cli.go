@@ -112,7 +112,7 @@ func (a *app) rootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&a.socket, "socket", "", "control socket path (default: see above)")
 	root.PersistentFlags().StringVar(&a.operationID, "operation-id", "", "operation id sent with the request (default: a fresh one); shows in serve's log")
-	root.AddCommand(a.serveCommand(), a.startCommand(), a.invokeCommand(), a.stopCommand(), a.checkCommand(), a.statusCommand())
+	root.AddCommand(a.serveCommand(), a.startCommand(), a.invokeCommand(), a.stopCommand(), a.checkCommand(), a.statusCommand(), a.decideCommand())
 	return root
 }
 
@@ -378,7 +378,7 @@ func (a *app) stopCommand() *cobra.Command {
 }
 
 func (a *app) checkCommand() *cobra.Command {
-	var agent, runtimeID string
+	var agent, runtimeID, iface string
 	var live, active, ready bool
 	var timeout float64
 	cmd := &cobra.Command{
@@ -414,11 +414,15 @@ func (a *app) checkCommand() *cobra.Command {
 			if timeout > 0 {
 				wait = time.Duration(timeout*float64(time.Second)) + checkMargin
 			}
-			return a.call(cmd, &agentctl.Request{Operation: agentctl.OpCheck, Agent: agent, RuntimeID: runtimeID, Level: level, TimeoutSeconds: timeout}, wait)
+			if iface != "" && runtimeID == "" {
+				return a.usage(cmd, "--interface needs --agent and --runtime-id")
+			}
+			return a.call(cmd, &agentctl.Request{Operation: agentctl.OpCheck, Agent: agent, RuntimeID: runtimeID, Level: level, TimeoutSeconds: timeout, Interface: iface}, wait)
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "agent name (with --runtime-id)")
 	cmd.Flags().StringVar(&runtimeID, "runtime-id", "", "runtime id (with --agent)")
+	cmd.Flags().StringVar(&iface, "interface", "", "check this harness interface of the runtime (dashboard, api, terminal...) instead of the runtime; its outcome never decides the runtime's check")
 	cmd.Flags().BoolVar(&live, "live", false, "the native process or session is observed (default level)")
 	cmd.Flags().BoolVar(&active, "active", false, "its request interface answers")
 	cmd.Flags().BoolVar(&ready, "ready", false, "its required setup and connections are observed")
@@ -440,5 +444,44 @@ func (a *app) statusCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "only runtimes of this agent")
 	cmd.Flags().StringVar(&runtimeID, "runtime-id", "", "only this runtime")
+	return cmd
+}
+
+func (a *app) decideCommand() *cobra.Command {
+	var agent, runtimeID, invocationID, requestID string
+	var allow, deny bool
+	var timeout float64
+	cmd := &cobra.Command{
+		Use:   "decide --agent NAME --runtime-id ID --invocation-id ID --request-id ID (--allow | --deny)",
+		Short: "Answer a permission request a running invocation raised",
+		Long: "Answer a permission request (an event of kind permission_request, whose metadata carries invocation_id and request_id) of a running invocation. " +
+			"A request nobody answers within its timeout is denied; every decision is recorded as a permission_decision event.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case agent == "" || runtimeID == "" || invocationID == "" || requestID == "":
+				return a.usage(cmd, "decide needs --agent, --runtime-id, --invocation-id and --request-id")
+			case allow == deny:
+				return a.usage(cmd, "give one of --allow, --deny")
+			}
+			decision := "deny"
+			if allow {
+				decision = "allow"
+			}
+			wait := 10*time.Second + checkMargin
+			if timeout > 0 {
+				wait = time.Duration(timeout*float64(time.Second)) + checkMargin
+			}
+			return a.call(cmd, &agentctl.Request{Operation: agentctl.OpDecide, Agent: agent, RuntimeID: runtimeID,
+				InvocationID: invocationID, RequestID: requestID, Decision: decision, TimeoutSeconds: timeout}, wait)
+		},
+	}
+	cmd.Flags().StringVar(&agent, "agent", "", "agent name")
+	cmd.Flags().StringVar(&runtimeID, "runtime-id", "", "runtime id")
+	cmd.Flags().StringVar(&invocationID, "invocation-id", "", "the invocation that raised the request")
+	cmd.Flags().StringVar(&requestID, "request-id", "", "the permission request's id")
+	cmd.Flags().BoolVar(&allow, "allow", false, "allow the request")
+	cmd.Flags().BoolVar(&deny, "deny", false, "deny the request")
+	timeoutFlag(cmd, &timeout, "seconds for the decision to be delivered (default 10)")
 	return cmd
 }

@@ -268,13 +268,13 @@ func checkInvalid(err error) *agentctl.Error {
 func (s *Server) check(req *agentctl.Request) *agentctl.Response {
 	var rep contract.CheckReport
 	if req.RuntimeID == "" {
-		creq := contract.CheckRequest{Scope: contract.ScopeServer, TimeoutSeconds: req.TimeoutSeconds}
+		creq := contract.CheckRequest{Scope: contract.ScopeServer, TimeoutSeconds: req.TimeoutSeconds, Interface: req.Interface}
 		if err := health.Normalize(&creq); err != nil {
 			return agentctl.Failed(req, checkInvalid(err), nil)
 		}
 		rep = s.serverReport(creq)
 	} else {
-		creq := contract.CheckRequest{Scope: contract.ScopeRuntime, RuntimeID: req.RuntimeID, Level: req.Level, TimeoutSeconds: req.TimeoutSeconds}
+		creq := contract.CheckRequest{Scope: contract.ScopeRuntime, RuntimeID: req.RuntimeID, Level: req.Level, TimeoutSeconds: req.TimeoutSeconds, Interface: req.Interface}
 		if err := health.Normalize(&creq); err != nil {
 			return agentctl.Failed(req, checkInvalid(err), nil)
 		}

@@ -322,6 +322,8 @@ func (s *Server) dispatch(c *net.UnixConn, req *agentctl.Request) (resp *agentct
 		return s.check(req)
 	case agentctl.OpStatus:
 		return s.status(req)
+	case agentctl.OpDecide:
+		return s.decide(req)
 	}
 	return agentctl.Failed(req, &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "operation", Message: "unknown operation"}, nil)
 }

@@ -1,0 +1,78 @@
+//go:build linux
+
+package acp_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/conformance"
+	"github.com/fabric-runtime/fabric/modelstub"
+)
+
+// knownDefects are conformance items a profile is known to fail (open):
+// after a SIGKILL of the host right as a turn starts, 2-3 processes these
+// agents spawn at prompt start survive (transport-failure). A kill later
+// in the turn leaves nothing (TestLiveHostKilled).
+var knownDefects = map[string]string{
+	"claude-agent-acp": "transport-failure",
+	"gemini":           "transport-failure",
+	"qwen":             "transport-failure",
+}
+
+// TestConformance runs the conformance suite for every bundled profile
+// against its real agent and a modelstub serving conformance.modelstub.yaml.
+func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("conformance runs real agents; skipped with -short")
+	}
+	for _, pc := range cases {
+		t.Run(pc.bin, func(t *testing.T) {
+			path := harnessBin(t, pc.bin)
+			profile, err := conformance.LoadProfile("conformance." + pc.bin + ".yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			script, err := modelstub.LoadScript("conformance.modelstub.yaml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			stub := modelstub.New(script)
+			defer stub.Close()
+			profile.Base["models"].(map[string]any)["default"].(map[string]any)["base_url"] = pc.baseURL(stub)
+			exe, err := os.Executable()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
+				ClientOptions: []fabric.Option{fabric.WithHostBinary(exe), fabric.WithExtraPath(filepath.SplitList(path)...)},
+				ItemTimeout:   120 * time.Second,
+				TempDir:       t.TempDir(),
+			})
+			mayskip := map[string]bool{"malformed-output": true}
+			failed := 0
+			for _, it := range rep.Items {
+				t.Logf("%-3s %-18s %-5s %s (%s)", it.ID, it.Name, it.Verdict, it.Detail, it.Elapsed.Round(time.Millisecond))
+				switch {
+				case it.Verdict == conformance.Fail && knownDefects[pc.bin] == it.Name:
+					// An open defect, reported in the issue: it must keep
+					// failing only this item until it is fixed.
+					t.Logf("KNOWN DEFECT (open): %s fails %s", pc.bin, it.Name)
+					failed++
+				case it.Verdict == conformance.Fail:
+					failed++
+					t.Errorf("item %s %s failed: %s", it.ID, it.Name, it.Detail)
+				case it.Verdict == conformance.Skip && !mayskip[it.Name]:
+					t.Errorf("item %s %s skipped: %s", it.ID, it.Name, it.Detail)
+				}
+			}
+			if !rep.Passed && failed == 0 {
+				t.Error("the report did not pass")
+			}
+		})
+	}
+}

@@ -1,0 +1,51 @@
+//go:build linux
+
+package acp_test
+
+import (
+	"context"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fabric-runtime/fabric/modelstub"
+)
+
+// TestLiveHostKilled: when the adapter host's process group is SIGKILLed
+// in the middle of a turn, nothing of the agent survives (its supervisor
+// is told of the host's death and kills the agent, its workers and
+// anything reparented to it).
+func TestLiveHostKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("live harnesses; skipped with -short")
+	}
+	for _, pc := range cases {
+		t.Run(pc.bin, func(t *testing.T) {
+			l := newLive(t, pc, &modelstub.Script{Default: &modelstub.Reply{Stall: true}})
+			rt := l.start(nil)
+			go rt.Invoke(context.Background(), "go slowly")
+			time.Sleep(3 * time.Second)
+			if len(agentPids(l.stateDir)) == 0 {
+				t.Fatal("no agent process")
+			}
+			_ = syscall.Kill(-rt.HostPid(), syscall.SIGKILL)
+			deadline := time.Now().Add(5 * time.Second)
+			var left []int
+			for time.Now().Before(deadline) {
+				if left = agentPids(l.stateDir); len(left) == 0 {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			for _, p := range left {
+				st, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/stat")
+				cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline")
+				t.Errorf("left: %s | %s", st, strings.ReplaceAll(string(cmd), "\x00", " "))
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+		})
+	}
+}

@@ -1,0 +1,19 @@
+//go:build linux
+
+package acp_test
+
+import (
+	"os"
+	"testing"
+
+	fabric "github.com/fabric-runtime/fabric"
+)
+
+// TestMain lets this test binary be the adapter host of any bundled
+// adapter (the runtimes the tests start re-execute it).
+func TestMain(m *testing.M) {
+	if served, code := fabric.ServeBuiltinHost(); served {
+		os.Exit(code)
+	}
+	os.Exit(m.Run())
+}

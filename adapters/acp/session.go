@@ -1,0 +1,584 @@
+package acp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapterkit/proc"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/hostproto"
+)
+
+// ID is the builtin name every ACP descriptor's runner uses.
+const ID = "nvidia.fabric.acp"
+
+// Error codes.
+const (
+	CodeInvalidSettings = "acp_invalid_settings"
+	CodeInvalidConfig   = "acp_invalid_config"
+	CodeAPIKeyMissing   = "acp_api_key_missing"
+	CodeBinaryNotFound  = "acp_agent_not_found"
+	CodeStartFailed     = "acp_start_failed"
+	CodeExited          = "acp_agent_exited"
+	CodeTurnFailed      = "acp_turn_failed"
+	CodeRefusal         = "acp_refusal"
+	CodeMaxTokens       = "acp_max_tokens"
+	CodeMaxTurns        = "acp_max_turn_requests"
+)
+
+// Event kinds.
+const (
+	EventOutputDelta    = "output_delta"
+	EventReasoningDelta = "reasoning_delta"
+	EventToolCall       = "tool_call"
+	EventToolResult     = "tool_result"
+	EventPlan           = "plan"
+	EventUsage          = "usage"
+)
+
+// Permission policies.
+const (
+	PolicyAllow = "allow"
+	PolicyDeny  = "deny"
+	PolicyAsk   = "ask"
+)
+
+const (
+	cancelWait = 1500 * time.Millisecond
+	exitWait   = 300 * time.Millisecond
+	killGrace  = 300 * time.Millisecond
+)
+
+// Settings are the adapter's harness.settings.
+type Settings struct {
+	Command                  string   `json:"command,omitempty"`
+	PermissionPolicy         string   `json:"permission_policy,omitempty"`
+	PermissionTimeoutSeconds float64  `json:"permission_timeout_seconds,omitempty"`
+	ExtraArgs                []string `json:"extra_args,omitempty"`
+}
+
+// New returns the ACP adapter; the profile comes from $FABRIC_ACP_PROFILE.
+func New() adapterkit.Adapter { return adapter{} }
+
+type adapter struct{}
+
+func startErr(code string, err error) *adapterkit.Error {
+	return &adapterkit.Error{Code: code, Message: err.Error()}
+}
+
+func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
+	var s Settings
+	if h != nil && len(h.Settings) > 0 {
+		b, _ := json.Marshal(h.Settings)
+		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&s); err != nil {
+			return s, err
+		}
+	}
+	switch s.PermissionPolicy {
+	case "":
+		s.PermissionPolicy = PolicyAllow
+	case PolicyAllow, PolicyDeny, PolicyAsk:
+	default:
+		return s, fmt.Errorf("permission_policy %q: want allow, deny or ask", s.PermissionPolicy)
+	}
+	if s.PermissionTimeoutSeconds < 0 {
+		return s, errors.New("permission_timeout_seconds must not be negative")
+	}
+	return s, nil
+}
+
+func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
+	prof, err := LoadProfile(os.Getenv)
+	if err != nil {
+		return nil, startErr(CodeInvalidConfig, err)
+	}
+	set, err := parseSettings(in.Config.Harness)
+	if err != nil {
+		return nil, startErr(CodeInvalidSettings, err)
+	}
+	workspace, err := workspaceDir(in.RuntimeContext.Environment.Workspace)
+	if err != nil {
+		return nil, startErr(CodeInvalidConfig, err)
+	}
+	s := &session{set: set, prof: prof, workspace: workspace}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = s.Stop(context.WithoutCancel(ctx))
+		}
+	}()
+	if err := s.makeDirs(in.Home); err != nil {
+		return nil, startErr(CodeStartFailed, err)
+	}
+	vars := map[string]string{"home": s.home, "workspace": workspace}
+	var modelName string
+	if m, ok := selectModel(in.Config.Models); ok {
+		modelName = m.Model
+		vars["model"] = m.Model
+		if m.BaseURL != nil {
+			vars["base_url"] = strings.TrimRight(*m.BaseURL, "/")
+		}
+		if m.APIKeyEnv != nil && *m.APIKeyEnv != "" {
+			v, ok := os.LookupEnv(*m.APIKeyEnv)
+			if !ok || v == "" {
+				return nil, startErr(CodeAPIKeyMissing, fmt.Errorf("the environment variable %s (api_key_env) is not set", *m.APIKeyEnv))
+			}
+			vars["api_key_env"], vars["api_key"] = *m.APIKeyEnv, v
+		}
+	}
+	args := make([]string, 0, len(prof.Args)+8)
+	for _, a := range prof.Args {
+		args = append(args, expand(a, vars))
+	}
+	if modelName != "" {
+		for _, a := range prof.ModelArgs {
+			args = append(args, expand(a, vars))
+		}
+	}
+	for _, a := range prof.PolicyArgs[set.PermissionPolicy] {
+		args = append(args, expand(a, vars))
+	}
+	args = append(args, set.ExtraArgs...)
+	for rel, content := range prof.Files {
+		p := filepath.Join(s.home, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return nil, startErr(CodeStartFailed, err)
+		}
+		if err := os.WriteFile(p, []byte(expand(content, vars)), 0o600); err != nil {
+			return nil, startErr(CodeStartFailed, err)
+		}
+	}
+	if set.Command != "" {
+		prof.Command = set.Command
+	}
+	bin, err := lookPath(prof.Command, os.Getenv("PATH"))
+	if err != nil {
+		return nil, startErr(CodeBinaryNotFound, err)
+	}
+	extra := map[string]string{}
+	for k, v := range prof.Env {
+		if strings.Contains(v, "{api_key}") && vars["api_key"] == "" {
+			continue
+		}
+		if strings.Contains(v, "{base_url}") && vars["base_url"] == "" {
+			continue
+		}
+		if strings.Contains(v, "{model}") && vars["model"] == "" {
+			continue
+		}
+		extra[k] = expand(v, vars)
+		if strings.HasPrefix(v, "{home}/") { // a private directory the agent expects to exist
+			if err := os.MkdirAll(extra[k], 0o700); err != nil {
+				return nil, startErr(CodeStartFailed, err)
+			}
+		}
+	}
+	if err := s.launch(ctx, bin, args, extra); err != nil {
+		return nil, startErr(CodeStartFailed, err)
+	}
+	if err := s.handshake(ctx, in.Config.MCP); err != nil {
+		return nil, startErr(CodeStartFailed, s.explain(err))
+	}
+	ok = true
+	return s, nil
+}
+
+func selectModel(models map[string]contract.AgentModel) (contract.AgentModel, bool) {
+	if m, ok := models["default"]; ok {
+		return m, true
+	}
+	keys := make([]string, 0, len(models))
+	for k := range models {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	if len(keys) > 0 {
+		return models[keys[0]], true
+	}
+	return contract.AgentModel{}, false
+}
+
+func workspaceDir(ws *string) (string, error) {
+	dir := ""
+	if ws != nil {
+		dir = *ws
+	}
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return "", err
+		}
+		dir = wd
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	abs, err = filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", err
+	}
+	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("workspace %s is not a directory", abs)
+	}
+	return abs, nil
+}
+
+func lookPath(name, path string) (string, error) {
+	if strings.ContainsRune(name, '/') {
+		if st, err := os.Stat(name); err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("ACP agent %s is not an executable file", name)
+		}
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("ACP agent %q not found on PATH", name)
+}
+
+// session is one runtime: one agent process, one ACP session.
+type session struct {
+	set       Settings
+	prof      Profile
+	workspace string
+
+	root, home, tmp string
+
+	proc      *proc.Process
+	conn      agentConn
+	stdinW    *os.File
+	stdoutR   *os.File
+	sessionID sdk.SessionId
+
+	mu      sync.Mutex
+	current *turn
+
+	busy     atomic.Bool
+	stopOnce sync.Once
+	stopErr  error
+}
+
+func (s *session) makeDirs(fabricHome string) error {
+	var root string
+	if fabricHome != "" {
+		root = filepath.Join(fabricHome, "acp")
+		if err := os.MkdirAll(root, 0o700); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if root, err = os.MkdirTemp("", "fabric-acp-"); err != nil {
+			return err
+		}
+	}
+	s.root, s.home, s.tmp = root, filepath.Join(root, "home"), filepath.Join(root, "tmp")
+	for _, d := range []string{s.home, s.tmp} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// agentEnv is the host's environment without the host protocol's variables,
+// with HOME, TMPDIR and XDG dirs private to the runtime, plus extra.
+func agentEnv(base []string, home, tmp string, extra map[string]string) []string {
+	drop := map[string]bool{
+		hostproto.EnvChannelFD: true, hostproto.EnvProtocol: true, "FABRIC_BUILTIN_ADAPTER": true, EnvProfile: true,
+		"HOME": true, "TMPDIR": true, "TMP": true, "TEMP": true,
+		"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true, "XDG_STATE_HOME": true,
+	}
+	for k := range extra {
+		drop[k] = true
+	}
+	env := make([]string, 0, len(base)+len(extra)+8)
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "HOME="+home, "TMPDIR="+tmp,
+		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
+		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
+		"FABRIC_ACP_RUNTIME_HOME="+home)
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}
+
+func (s *session) launch(ctx context.Context, bin string, args []string, extra map[string]string) error {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return err
+	}
+	path, args, supEnv := supervisorCommand(bin, args)
+	p, err := proc.Start(ctx, proc.Spec{
+		Path: path, Args: args, Dir: s.workspace,
+		Env:   append(agentEnv(os.Environ(), s.home, s.tmp, extra), supEnv...),
+		Stdin: inR, Stdout: outW, Stderr: os.Stderr,
+		Grace: killGrace,
+	})
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return err
+	}
+	s.proc, s.stdinW, s.stdoutR = p, inW, outR
+	s.conn = dial(&client{s: s}, inW, outR)
+	return nil
+}
+
+func (s *session) handshake(ctx context.Context, mcp *contract.AgentMCPConfig) error {
+	if _, err := s.conn.Initialize(ctx, sdk.InitializeRequest{
+		ProtocolVersion: sdk.ProtocolVersionNumber,
+		ClientCapabilities: sdk.ClientCapabilities{
+			Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true},
+		},
+		ClientInfo: &sdk.Implementation{Name: "fabric", Title: ptr("Fabric"), Version: "0.1.0"},
+	}); err != nil {
+		return fmt.Errorf("initialize: %w", err)
+	}
+	servers, err := mcpServers(mcp)
+	if err != nil {
+		return err
+	}
+	res, err := s.conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: s.workspace, McpServers: servers})
+	if err != nil {
+		return fmt.Errorf("session/new: %w", err)
+	}
+	s.sessionID = res.SessionId
+	return nil
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// mcpServers maps FabricConfig's MCP servers to ACP's.
+func mcpServers(mcp *contract.AgentMCPConfig) ([]sdk.McpServer, error) {
+	out := []sdk.McpServer{}
+	if mcp == nil {
+		return out, nil
+	}
+	names := make([]string, 0, len(mcp.Servers))
+	for n := range mcp.Servers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		m := mcp.Servers[n]
+		switch m.Transport {
+		case "stdio":
+			env := []sdk.EnvVariable{}
+			for _, k := range sortedKeys(m.Env) {
+				env = append(env, sdk.EnvVariable{Name: k, Value: m.Env[k]})
+			}
+			out = append(out, sdk.McpServer{Stdio: &sdk.McpServerStdio{Name: n, Command: m.URL, Args: append([]string{}, m.Args...), Env: env}})
+		case "sse", "streamable-http":
+			hs := []sdk.HttpHeader{}
+			for _, k := range sortedKeys(m.CustomHeaders) {
+				hs = append(hs, sdk.HttpHeader{Name: k, Value: m.CustomHeaders[k]})
+			}
+			if m.Transport == "sse" {
+				out = append(out, sdk.McpServer{Sse: &sdk.McpServerSseInline{Name: n, Url: m.URL, Headers: hs, Type: "sse"}})
+			} else {
+				out = append(out, sdk.McpServer{Http: &sdk.McpServerHttpInline{Name: n, Url: m.URL, Headers: hs, Type: "http"}})
+			}
+		default:
+			return nil, fmt.Errorf("mcp server %s: transport %q is not supported", n, m.Transport)
+		}
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+func (s *session) explain(err error) error {
+	if s.proc == nil {
+		return err
+	}
+	select {
+	case <-s.proc.Done():
+	case <-time.After(200 * time.Millisecond):
+	}
+	if st, ok := s.proc.ExitState(); ok {
+		return fmt.Errorf("%w (%s exited: %s; its stderr is in the host's diagnostics)", err, s.prof.Command, st)
+	}
+	return err
+}
+
+// Invoke runs one session/prompt.
+func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contract.AgentRunResult, error) {
+	if !s.busy.CompareAndSwap(false, true) {
+		return contract.AgentRunResult{}, adapterkit.Errorf("runtime_busy", "a turn is already running")
+	}
+	defer s.busy.Store(false)
+	t := &turn{events: inv.Events, ctx: ctx, policy: s.set.PermissionPolicy,
+		timeout: time.Duration(s.set.PermissionTimeoutSeconds * float64(time.Second)), tools: map[string]string{}}
+	s.mu.Lock()
+	s.current = t
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.current = nil
+		s.mu.Unlock()
+	}()
+	type answer struct {
+		res sdk.PromptResponse
+		err error
+	}
+	pctx, pcancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer pcancel()
+	done := make(chan answer, 1)
+	go func() {
+		r, err := s.conn.Prompt(pctx, sdk.PromptRequest{SessionId: s.sessionID, Prompt: []sdk.ContentBlock{sdk.TextBlock(inputText(inv.Request.Input))}})
+		done <- answer{r, err}
+	}()
+	var a answer
+	select {
+	case a = <-done:
+	case <-ctx.Done():
+		_ = s.conn.Cancel(context.WithoutCancel(ctx), sdk.CancelNotification{SessionId: s.sessionID})
+		select {
+		case a = <-done:
+		case <-time.After(cancelWait):
+			pcancel()
+			<-done
+		}
+		return t.result(contract.StatusCancelled, nil, a.res.Usage), nil
+	case <-s.proc.Done():
+		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(errors.New("the agent exited during the turn")).Error()}
+	}
+	if a.err != nil {
+		select {
+		case <-s.proc.Done():
+			return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(a.err).Error()}
+		default:
+		}
+		return t.result(contract.StatusFailed, &contract.AgentRunError{Code: CodeTurnFailed, Message: a.err.Error()}, nil), nil
+	}
+	switch a.res.StopReason {
+	case sdk.StopReasonCancelled:
+		return t.result(contract.StatusCancelled, nil, a.res.Usage), nil
+	case sdk.StopReasonRefusal:
+		return t.result(contract.StatusFailed, &contract.AgentRunError{Code: CodeRefusal, Message: "the agent refused the prompt"}, a.res.Usage), nil
+	case sdk.StopReasonMaxTokens:
+		return t.result(contract.StatusFailed, &contract.AgentRunError{Code: CodeMaxTokens, Message: "the model hit its token limit"}, a.res.Usage), nil
+	case sdk.StopReasonMaxTurnRequests:
+		return t.result(contract.StatusFailed, &contract.AgentRunError{Code: CodeMaxTurns, Message: "the turn hit its request limit"}, a.res.Usage), nil
+	}
+	return t.result(contract.StatusSucceeded, nil, a.res.Usage), nil
+}
+
+func inputText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// Health reports whether the agent process and the connection are up.
+func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
+	h := adapterkit.Health{Source: "acp " + s.prof.Name, Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli(), Outcome: contract.OutcomePassed}
+	if s.busy.Load() {
+		h.Activity = contract.ActivityBusy
+	}
+	alive := s.proc != nil && s.conn != nil
+	if alive {
+		select {
+		case <-s.proc.Done():
+			alive = false
+		case <-s.conn.Done():
+			alive = false
+		default:
+		}
+	}
+	if !alive {
+		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, contract.ReasonHealthFailed, "the ACP agent is not running"
+	} else if level == contract.LevelReady && s.sessionID == "" {
+		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, contract.ReasonHealthFailed, "no ACP session"
+	}
+	return h, nil
+}
+
+// Stop closes the agent's stdin, waits briefly, then ends its whole process
+// group (several agents ignore EOF or orphan workers), and removes the
+// private directories.
+func (s *session) Stop(ctx context.Context) error {
+	s.stopOnce.Do(func() {
+		if s.stdinW != nil {
+			s.stdinW.Close()
+		}
+		if s.proc != nil {
+			select {
+			case <-s.proc.Done():
+			case <-time.After(exitWait):
+			}
+			s.stopErr = s.proc.Stop(ctx)
+			proc.KillByEnv("FABRIC_ACP_RUNTIME_HOME="+s.home, time.Second)
+		}
+		if s.stdoutR != nil {
+			s.stdoutR.Close()
+		}
+		if s.conn != nil {
+			select {
+			case <-s.conn.Done():
+			case <-time.After(500 * time.Millisecond):
+			}
+		}
+		if s.root != "" {
+			_ = os.RemoveAll(s.root)
+		}
+	})
+	return s.stopErr
+}

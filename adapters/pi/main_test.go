@@ -1,0 +1,31 @@
+//go:build linux
+
+package pi_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapters/pi"
+	"go.uber.org/goleak"
+)
+
+// TestMain lets this test binary be the adapter host of the Pi adapter (the
+// tests give its descriptor to discovery) or of any bundled adapter.
+func TestMain(m *testing.M) {
+	if os.Getenv("FABRIC_BUILTIN_ADAPTER") == pi.ID {
+		if err := adapterkit.Serve(context.Background(), pi.New()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if served, code := fabric.ServeBuiltinHost(); served {
+		os.Exit(code)
+	}
+	goleak.VerifyTestMain(m)
+}

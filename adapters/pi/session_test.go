@@ -1,0 +1,117 @@
+package pi
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/contract"
+)
+
+type recorder struct {
+	mu  sync.Mutex
+	evs []adapterkit.Event
+}
+
+func (r *recorder) Emit(ev adapterkit.Event) { r.mu.Lock(); r.evs = append(r.evs, ev); r.mu.Unlock() }
+
+// feed dispatches RPC lines as pi writes them.
+func feed(t *testing.T, s *session, lines ...string) {
+	t.Helper()
+	for _, l := range lines {
+		var m rpcLine
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		s.dispatch(&m)
+	}
+}
+
+func newTestSession() (*session, *turn, *recorder) {
+	rec := &recorder{}
+	s := &session{key: "sk-secret-key", logger: slog.New(slog.NewTextHandler(io.Discard, nil)), pending: map[string]chan rpcLine{}}
+	t := &turn{events: rec, done: make(chan struct{})}
+	s.turn = t
+	return s, t, rec
+}
+
+func TestDispatchTurn(t *testing.T) {
+	s, tr, rec := newTestSession()
+	feed(t, s,
+		`{"type":"agent_start"}`,
+		`{"type":"message_update","assistantMessageEvent":{"type":"thinking_delta","delta":"hmm"}}`,
+		`{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"key sk-secret-key"}}`,
+		`{"type":"tool_execution_start","toolCallId":"c1","toolName":"bash","args":{"command":"ls"}}`,
+		`{"type":"tool_execution_end","toolCallId":"c1","toolName":"bash","result":{"content":[{"type":"text","text":"a.txt"}]},"isError":false}`,
+		`{"type":"message_end","message":{"role":"assistant","content":[{"type":"toolCall"}],"stopReason":"toolUse","usage":{"input":10,"output":2,"totalTokens":12,"cost":{"total":0}}}}`,
+		`{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop","usage":{"input":20,"output":3,"totalTokens":23,"cost":{"total":0.5}}}}`,
+		`{"type":"agent_end","messages":[]}`,
+	)
+	select {
+	case <-tr.done:
+	default:
+		t.Fatal("agent_end did not end the turn")
+	}
+	kinds := []string{}
+	for _, e := range rec.evs {
+		kinds = append(kinds, e.Kind)
+	}
+	want := []string{EventReasoningDelta, EventOutputDelta, EventToolCall, EventToolResult}
+	if len(kinds) != len(want) {
+		t.Fatalf("events %v, want %v", kinds, want)
+	}
+	for i := range want {
+		if kinds[i] != want[i] {
+			t.Fatalf("events %v, want %v", kinds, want)
+		}
+	}
+	if rec.evs[1].Message != "key [redacted]" {
+		t.Errorf("the key was not scrubbed: %q", rec.evs[1].Message)
+	}
+	if rec.evs[3].Metadata["output"] != "a.txt" || rec.evs[2].Metadata["arguments"] != `{"command":"ls"}` {
+		t.Errorf("tool events %+v %+v", rec.evs[2], rec.evs[3])
+	}
+	res := s.result(tr, false)
+	if res.Status != contract.StatusSucceeded || res.Output != "done" {
+		t.Fatalf("result %+v", res)
+	}
+	if *res.Usage.InputTokens != 30 || *res.Usage.OutputTokens != 5 || *res.Usage.TotalTokens != 35 || *res.Usage.CostUSD != 0.5 {
+		t.Errorf("usage %+v", res.Usage)
+	}
+}
+
+func TestResultErrorsAndAbort(t *testing.T) {
+	s, tr, _ := newTestSession()
+	feed(t, s, `{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"400 bad sk-secret-key"}}`)
+	res := s.result(tr, false)
+	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != CodeModelError || res.Error.Message != "400 bad [redacted]" {
+		t.Errorf("error result %+v %+v", res, res.Error)
+	}
+	s, tr, _ = newTestSession()
+	feed(t, s, `{"type":"message_end","message":{"role":"assistant","content":[{"type":"text","text":"part"}],"stopReason":"aborted"}}`)
+	if res := s.result(tr, false); res.Status != contract.StatusCancelled || res.Output != "part" {
+		t.Errorf("aborted result %+v", res)
+	}
+	s, tr, _ = newTestSession()
+	if res := s.result(tr, true); res.Status != contract.StatusCancelled {
+		t.Errorf("cancelled result %+v", res)
+	}
+}
+
+func TestResponsesReachTheirCommand(t *testing.T) {
+	s, _, _ := newTestSession()
+	ch := make(chan rpcLine, 1)
+	s.pending["fabric-1"] = ch
+	feed(t, s, `{"id":"fabric-1","type":"response","command":"prompt","success":false,"error":"busy"}`, `{"id":"other","type":"response"}`)
+	select {
+	case r := <-ch:
+		if r.Success || r.Error != "busy" {
+			t.Errorf("response %+v", r)
+		}
+	default:
+		t.Fatal("the response was not delivered")
+	}
+}
