@@ -28,3 +28,19 @@ func DecodeSettings(h *contract.AgentHarnessConfig, dst any) error {
 	}
 	return nil
 }
+
+// InputText is a request's input as text, as harnesses take it: a string
+// as is, nothing as "", anything else as its JSON.
+func InputText(v any) string {
+	switch v := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}

@@ -474,7 +474,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	defer pcancel()
 	done := make(chan answer, 1)
 	go func() {
-		r, err := s.conn.Prompt(pctx, sdk.PromptRequest{SessionId: s.sessionID, Prompt: []sdk.ContentBlock{sdk.TextBlock(inputText(inv.Request.Input))}})
+		r, err := s.conn.Prompt(pctx, sdk.PromptRequest{SessionId: s.sessionID, Prompt: []sdk.ContentBlock{sdk.TextBlock(adapterkit.InputText(inv.Request.Input))}})
 		done <- answer{r, err}
 	}()
 	var a answer
@@ -511,20 +511,6 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		return t.result(contract.StatusFailed, &contract.AgentRunError{Code: CodeMaxTurns, Message: "the turn hit its request limit"}, a.res.Usage), nil
 	}
 	return t.result(contract.StatusSucceeded, nil, a.res.Usage), nil
-}
-
-func inputText(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 // Health reports whether the agent process and the connection are up.

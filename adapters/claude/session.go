@@ -361,22 +361,6 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-// inputText is the request input as text: a string as is, anything else
-// as JSON.
-func inputText(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
 func (s *session) gone() error {
 	select {
 	case <-s.readerDone:
@@ -416,7 +400,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	}()
 	msg := map[string]any{
 		"type":               "user",
-		"message":            map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": inputText(inv.Request.Input)}}},
+		"message":            map[string]any{"role": "user", "content": []map[string]any{{"type": "text", "text": adapterkit.InputText(inv.Request.Input)}}},
 		"parent_tool_use_id": nil,
 		"session_id":         "",
 		"uuid":               t.uuid,

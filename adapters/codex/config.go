@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -393,20 +392,4 @@ func TurnParams(threadID, text string, s Settings) map[string]any {
 		p["outputSchema"] = s.OutputSchema
 	}
 	return p
-}
-
-// InputText is the request input as text: a string as is, anything else as
-// JSON.
-func InputText(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }

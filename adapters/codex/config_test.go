@@ -205,9 +205,6 @@ func TestThreadAndTurnParams(t *testing.T) {
 	if tp["threadId"] != "th" || !reflect.DeepEqual(tp["input"], []any{map[string]any{"type": "text", "text": "hello"}}) || tp["outputSchema"] == nil {
 		t.Errorf("turn params %v", tp)
 	}
-	if InputText(map[string]any{"a": 1}) != `{"a":1}` || InputText("x") != "x" || InputText(nil) != "" {
-		t.Error("InputText")
-	}
 }
 
 func TestMCPConfig(t *testing.T) {

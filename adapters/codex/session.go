@@ -388,7 +388,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		} `json:"turn"`
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
-	err := s.conn.Call(cctx, "turn/start", TurnParams(s.threadID, InputText(inv.Request.Input), s.set), &res)
+	err := s.conn.Call(cctx, "turn/start", TurnParams(s.threadID, adapterkit.InputText(inv.Request.Input), s.set), &res)
 	cancel()
 	if err != nil {
 		s.clearTurn(t)

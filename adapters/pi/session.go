@@ -422,7 +422,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		}
 		s.mu.Unlock()
 	}()
-	if _, err := s.command(ctx, map[string]any{"type": "prompt", "message": inputText(inv.Request.Input)}); err != nil {
+	if _, err := s.command(ctx, map[string]any{"type": "prompt", "message": adapterkit.InputText(inv.Request.Input)}); err != nil {
 		if gerr := s.gone(); gerr != nil {
 			return contract.AgentRunResult{}, gerr
 		}
@@ -487,20 +487,6 @@ func (s *session) result(t *turn, cancelled bool) contract.AgentRunResult {
 		res.Error = &contract.AgentRunError{Code: CodeModelError, Message: msg}
 	}
 	return res
-}
-
-func inputText(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 // Health: live while pi runs, active and ready once it answered get_state

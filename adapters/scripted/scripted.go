@@ -2,7 +2,6 @@ package scripted
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strconv"
@@ -169,7 +168,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	s.busy.Store(true)
 	defer s.busy.Store(false)
 	turn := int(s.turn.Add(1))
-	input := inputText(inv.Request.Input)
+	input := adapterkit.InputText(inv.Request.Input)
 	traceparent := ""
 	if tc := inv.Context.Telemetry; tc != nil {
 		traceparent = tc.Env["TRACEPARENT"]
@@ -317,22 +316,6 @@ func (s *session) Stop(context.Context) error {
 		s.svc.close()
 	}
 	return nil
-}
-
-// inputText is the request input as text: a string as is, anything else
-// as JSON.
-func inputText(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
 }
 
 // chunker cuts s into n consecutive chunks of nearly equal rune counts
