@@ -244,22 +244,22 @@ func (s *Server) confirmUnclean(kill, wait bool) {
 	defer s.confirmMu.Unlock()
 	s.mu.Lock()
 	pending := s.unclean.pending()
-	todo := make([]agentctl.UncleanEntry, len(pending))
+	entries := make([]agentctl.UncleanEntry, len(pending))
 	boots := make([]string, len(pending))
 	for i, e := range pending {
-		todo[i] = *e
+		entries[i] = *e
 		boots[i] = s.unclean.boots[e.RuntimeID]
 	}
 	s.mu.Unlock()
-	if len(todo) == 0 {
+	if len(entries) == 0 {
 		return
 	}
 	type result struct {
 		how string
 		err error
 	}
-	results := make([]result, len(todo))
-	for i, e := range todo {
+	results := make([]result, len(entries))
+	for i, e := range entries {
 		how, err := confirmGone(e.HostPid, e.HostStartTicks, boots[i], kill, confirmWait)
 		results[i] = result{how, err}
 	}
