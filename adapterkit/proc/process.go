@@ -56,6 +56,12 @@ type Spec struct {
 	// continue (a grandchild may hold the pipes open) before the pipes are
 	// closed and ExitInfo.Err is set. Zero means DefaultWaitDelay.
 	WaitDelay time.Duration
+	// EnvMarker, when set, is a whole "NAME=value" entry of Env unique to
+	// this child's tree (a runtime's private home, say). Once the group is
+	// gone, Stop also kills every process still carrying it in its
+	// environment: those that left the group (setsid, a detached spawn)
+	// and outlived their parent.
+	EnvMarker string
 }
 
 func (s Spec) grace() time.Duration {

@@ -29,6 +29,7 @@ type Process struct {
 	pid       int    // also the process group id
 	startTime uint64 // field 22 of /proc/<pid>/stat at start
 	grace     time.Duration
+	marker    string // Spec.EnvMarker
 	root      string // procfs root; DefaultRoot outside tests
 
 	done chan struct{} // closed when the leader is reaped and stdio copied
@@ -76,6 +77,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 
 	p := &Process{
 		grace:   spec.grace(),
+		marker:  spec.EnvMarker,
 		root:    DefaultRoot,
 		done:    make(chan struct{}),
 		stopSem: make(chan struct{}, 1),
@@ -381,6 +383,9 @@ func (p *Process) Stop(ctx context.Context) error {
 	}
 	if err != nil {
 		return fmt.Errorf("proc: stop pid %d: %w", p.pid, err)
+	}
+	if p.marker != "" && p.root == DefaultRoot {
+		KillByEnv(p.marker, KillWait)
 	}
 	p.stopped = true
 	return nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -53,5 +54,41 @@ func TestKillByEnv(t *testing.T) {
 	}
 	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
 		t.Fatalf("the unmarked process was touched: %v", err)
+	}
+}
+
+// TestStopKillsMarkedEscapees: a child that spawns a detached grandchild
+// (its own session, so outside the group) and is then killed leaves an
+// orphan; Stop with an EnvMarker finds it by the marker and kills it.
+func TestStopKillsMarkedEscapees(t *testing.T) {
+	marker := "FABRIC_STOP_SWEEP_TEST=" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	pidFile := t.TempDir() + "/escapee.pid"
+	p, err := Start(t.Context(), Spec{
+		Path: "sh", Args: []string{"-c", "setsid sleep 60 & echo $! >" + pidFile + "; exec sleep 60"},
+		Env:       append(os.Environ(), marker),
+		EnvMarker: marker,
+		Grace:     -1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var escapee int
+	for deadline := time.Now().Add(5 * time.Second); escapee == 0; time.Sleep(5 * time.Millisecond) {
+		data, _ := os.ReadFile(pidFile)
+		escapee, _ = strconv.Atoi(strings.TrimSpace(string(data)))
+		if time.Now().After(deadline) {
+			t.Fatal("the child did not report its detached grandchild")
+		}
+	}
+	t.Cleanup(func() { _ = syscall.Kill(escapee, syscall.SIGKILL) })
+	if err := p.Stop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// The escapee was reparented away from us; once killed it is reaped
+	// by its new parent, so wait for /proc to lose it (or show a zombie).
+	for deadline := time.Now().Add(5 * time.Second); !zombieOrGone(escapee); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the detached grandchild %d outlived Stop", escapee)
+		}
 	}
 }

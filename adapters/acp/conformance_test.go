@@ -14,16 +14,6 @@ import (
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
-// knownDefects are conformance items a profile is known to fail (open):
-// after a SIGKILL of the host right as a turn starts, 2-3 processes these
-// agents spawn at prompt start survive (transport-failure). A kill later
-// in the turn leaves nothing (TestLiveHostKilled).
-var knownDefects = map[string]string{
-	"claude-agent-acp": "transport-failure",
-	"gemini":           "transport-failure",
-	"qwen":             "transport-failure",
-}
-
 // TestConformance runs the conformance suite for every bundled profile
 // against its real agent and a modelstub serving conformance.modelstub.yaml.
 func TestConformance(t *testing.T) {
@@ -58,11 +48,6 @@ func TestConformance(t *testing.T) {
 			for _, it := range rep.Items {
 				t.Logf("%-3s %-18s %-5s %s (%s)", it.ID, it.Name, it.Verdict, it.Detail, it.Elapsed.Round(time.Millisecond))
 				switch {
-				case it.Verdict == conformance.Fail && knownDefects[pc.bin] == it.Name:
-					// An open defect, reported in the issue: it must keep
-					// failing only this item until it is fixed.
-					t.Logf("KNOWN DEFECT (open): %s fails %s", pc.bin, it.Name)
-					failed++
 				case it.Verdict == conformance.Fail:
 					failed++
 					t.Errorf("item %s %s failed: %s", it.ID, it.Name, it.Detail)

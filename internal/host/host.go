@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -86,6 +87,13 @@ func Launch(ctx context.Context, spec Spec) (*Host, error) {
 	ps := proc.Spec{
 		Path: spec.Path, Args: spec.Args, Dir: spec.Dir, Env: spec.Env,
 		Stderr: stderr.f, Grace: -1, WaitDelay: 500 * time.Millisecond,
+	}
+	// Everything the host starts inherits its FABRIC_HOME unless an adapter
+	// scrubs it, so it marks the runtime's whole tree: what left the group
+	// (a harness's detached workers, orphaned when the host was killed) is
+	// found and killed by it.
+	if marker := hostproto.EnvHome + "=" + spec.Home; slices.Contains(spec.Env, marker) {
+		ps.EnvMarker = marker
 	}
 	var launchErr error
 	switch spec.Protocol {
