@@ -328,6 +328,7 @@ func Start(ctx context.Context, spec Spec) (*Set, error) {
 			if c.token, err = newToken(); err != nil {
 				return nil, errorf(CodeLaunchFailed, c.Name, err, "generate token")
 			}
+			recordForAudit(c.token)
 		}
 	}
 	if err := s.launch(ctx); err != nil {

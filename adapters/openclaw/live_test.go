@@ -258,6 +258,7 @@ func TestLive(t *testing.T) {
 		members := groupPids(gw)
 		mentioning := processesMentioning(root)
 		t.Logf("before stop: gateway group %d %v; processes with the runtime's state %v", gw, members, mentioning)
+		auditFiles(t, l.stateDir)
 		t0 := time.Now()
 		if _, err := rt.Stop(context.Background()); err != nil {
 			t.Fatal(err)
