@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -40,9 +42,9 @@ func Render(r io.Reader, w, save io.Writer) (Summary, error) {
 	pending := map[string]*strings.Builder{} // package + "\x00" + test
 	key := func(e *event) string { return e.Package + "\x00" + e.Test }
 	flushPackage := func(pkg string) {
-		for k, b := range pending {
+		for _, k := range slices.Sorted(maps.Keys(pending)) {
 			if strings.HasPrefix(k, pkg+"\x00") {
-				io.WriteString(w, b.String())
+				io.WriteString(w, pending[k].String())
 				delete(pending, k)
 			}
 		}
@@ -100,9 +102,8 @@ func Render(r io.Reader, w, save io.Writer) (Summary, error) {
 	if err := sc.Err(); err != nil {
 		return sum, fmt.Errorf("read test log: %w", err)
 	}
-	for k, b := range pending { // a run cut short: show what never ended
-		_ = k
-		io.WriteString(w, b.String())
+	for _, k := range slices.Sorted(maps.Keys(pending)) { // a run cut short: show what never ended
+		io.WriteString(w, pending[k].String())
 	}
 	return sum, nil
 }
