@@ -107,6 +107,24 @@ func TestEscapingChildFailsCleanup(t *testing.T) {
 	}
 }
 
+// A host whose escaped child keeps the runtime's FABRIC_HOME entry leaks
+// nothing: stop finds the child by that entry and kills it, so the cleanup
+// item passes.
+func TestMarkedEscapeeIsCleanedUp(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		t.Skip("setsid not installed")
+	}
+	desc, err := filepath.Abs(filepath.Join("testdata", "escaper-marked", "escaper-marked.fabric-adapter.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Profile{AdapterID: "test.conformance.escaper-marked", Descriptor: desc, ExpectOutput: "ok"}
+	rep := runSuite(t, p)
+	if it, _ := rep.Item("12"); it.Verdict != Pass {
+		t.Errorf("cleanup item = %s, want pass", it)
+	}
+}
+
 func TestGenericProfileSkipsInvocations(t *testing.T) {
 	p := GenericProfile("fabric.scripted", "")
 	rep := runSuite(t, p)
