@@ -25,6 +25,8 @@ const KeyEnv = "FABRIC_OPENCODE_MODEL_KEY"
 type ServerConfig struct {
 	Model Model
 	Agent string
+	// Snapshots is OpenCode's "snapshot" (filesystem snapshots per step).
+	Snapshots bool
 	// Instructions is instructions.system; InstructionsFile is where the
 	// append mode's text is written (listed in "instructions").
 	Instructions     *contract.AgentInstruction
@@ -69,6 +71,7 @@ func (c ServerConfig) Build() (doc []byte, instructions string, err error) {
 		// No person is there to approve: tools run, the web is not fetched.
 		"permission": map[string]any{"edit": "allow", "bash": "allow", "webfetch": "deny"},
 		"formatter":  false,
+		"snapshot":   c.Snapshots,
 		"lsp":        false,
 	}
 	if in := c.Instructions; in != nil && strings.TrimSpace(in.Content) != "" {

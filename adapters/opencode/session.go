@@ -148,7 +148,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		return nil, startErr(CodeStartFailed, err)
 	}
 	doc, instr, err := ServerConfig{
-		Model: model, Agent: set.Agent, Instructions: systemInstruction(in.Config.Instructions),
+		Model: model, Agent: set.Agent, Snapshots: set.Snapshots, Instructions: systemInstruction(in.Config.Instructions),
 		InstructionsFile: s.instrPath, MCP: in.Config.MCP,
 	}.Build()
 	if err != nil {

@@ -44,6 +44,8 @@ type Settings struct {
 	// RequestTimeout bounds every request to the server but the event
 	// stream.
 	RequestTimeout time.Duration
+	// Snapshots turns OpenCode's filesystem snapshots on.
+	Snapshots bool
 	// StartupTimeout is the one deadline for all of start (L3).
 	StartupTimeout time.Duration
 	// Web and Terminal are the interfaces' settings, nil when off.
@@ -89,6 +91,7 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	var own struct {
 		Agent          *string  `json:"agent"`
 		RequestTimeout *float64 `json:"request_timeout_seconds"`
+		Snapshots      *bool    `json:"snapshots"`
 		// Decoded by iface.ParseSettings above.
 		StartupTimeout json.RawMessage `json:"startup_timeout_seconds"`
 		Interfaces     json.RawMessage `json:"interfaces"`
@@ -101,6 +104,9 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 			return s, fmt.Errorf("settings.agent %q is not build or plan", *a)
 		}
 		s.Agent = *a
+	}
+	if own.Snapshots != nil {
+		s.Snapshots = *own.Snapshots
 	}
 	if t := own.RequestTimeout; t != nil {
 		if *t != math.Trunc(*t) || *t < 1 || *t > 300 {

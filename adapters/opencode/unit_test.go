@@ -21,13 +21,13 @@ func TestParseSettings(t *testing.T) {
 		check    func(Settings) bool
 	}{
 		{"defaults", nil, func(s Settings) bool {
-			return s.Agent == DefaultAgent && s.RequestTimeout == DefaultRequestTimeout && s.StartupTimeout == iface.DefaultStartupTimeout && s.Web == nil && s.Terminal == nil
+			return s.Agent == DefaultAgent && !s.Snapshots && s.RequestTimeout == DefaultRequestTimeout && s.StartupTimeout == iface.DefaultStartupTimeout && s.Web == nil && s.Terminal == nil
 		}},
 		{"all", map[string]any{
-			"agent": "plan", "request_timeout_seconds": 10.0, "startup_timeout_seconds": 75.0,
+			"agent": "plan", "request_timeout_seconds": 10.0, "snapshots": true, "startup_timeout_seconds": 75.0,
 			"interfaces": map[string]any{"web": map[string]any{"port": 21000.0, "public_origins": []any{"https://x.example"}}, "terminal": map[string]any{}},
 		}, func(s Settings) bool {
-			return s.Agent == "plan" && s.RequestTimeout == 10*time.Second && s.StartupTimeout == 75*time.Second &&
+			return s.Agent == "plan" && s.Snapshots && s.RequestTimeout == 10*time.Second && s.StartupTimeout == 75*time.Second &&
 				s.Web != nil && s.Web.Port == 21000 && len(s.Web.PublicOrigins) == 1 && s.Terminal != nil
 		}},
 		{"disabled", map[string]any{"interfaces": map[string]any{"web": map[string]any{"enabled": false}, "terminal": map[string]any{"enabled": false}}},
@@ -44,6 +44,7 @@ func TestParseSettings(t *testing.T) {
 		"agent":           {"agent": "general"},
 		"timeout zero":    {"request_timeout_seconds": 0.0},
 		"timeout frac":    {"request_timeout_seconds": 1.5},
+		"snapshots type":  {"snapshots": "yes"},
 		"unknown":         {"opencode_command": "x"},
 		"startup too big": {"startup_timeout_seconds": 76.0},
 		"unknown iface":   {"interfaces": map[string]any{"dashboard": map[string]any{}}},

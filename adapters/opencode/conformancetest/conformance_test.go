@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,11 @@ func TestConformance(t *testing.T) {
 		t.Skip("conformance runs real OpenCode servers; skipped with -short")
 	}
 	path := harnessPath(t)
+	// FABRIC_CONFORMANCE_ONLY=8,9 runs only those items.
+	var only []string
+	if v := os.Getenv("FABRIC_CONFORMANCE_ONLY"); v != "" {
+		only = strings.Split(v, ",")
+	}
 	profile, err := conformance.LoadProfile(filepath.Join("..", "conformance.profile.yaml"))
 	if err != nil {
 		t.Fatal(err)
@@ -48,6 +54,7 @@ func TestConformance(t *testing.T) {
 		ClientOptions: []fabric.Option{fabric.WithHostBinary(exe), fabric.WithExtraPath(path...)},
 		ItemTimeout:   3 * time.Minute,
 		TempDir:       t.TempDir(),
+		Only:          only,
 		Progress: func(it conformance.Item) {
 			t.Logf("%-3s %-18s %-5s %s (%s)", it.ID, it.Name, it.Verdict, it.Detail, it.Elapsed.Round(time.Millisecond))
 		},
@@ -56,6 +63,7 @@ func TestConformance(t *testing.T) {
 	mayskip := map[string]bool{"malformed-output": true}
 	for _, it := range rep.Items {
 		switch {
+		case len(only) > 0 && !slices.Contains(only, it.ID):
 		case it.Verdict == conformance.Fail:
 			t.Errorf("item %s %s failed: %s", it.ID, it.Name, it.Detail)
 		case it.Verdict == conformance.Skip && !mayskip[it.Name]:
