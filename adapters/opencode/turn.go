@@ -274,6 +274,9 @@ func (t *turn) apply(ev Event, emit func(adapterkit.Event)) bool {
 	case "session.idle":
 		return t.busy
 	case "session.error":
+		// The session's turn ran (and failed): the idle that follows ends
+		// it even if its busy status was never seen.
+		t.busy = true
 		if p.Error != nil && p.Error.Name != "MessageAbortedError" {
 			t.errMsg = p.Error
 		}

@@ -290,6 +290,19 @@ func TestTurn(t *testing.T) {
 	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != CodeModelError {
 		t.Errorf("model error result %+v", res)
 	}
+	// A session error ends the turn at the next idle even without busy.
+	tr = newTurn(sid)
+	ended := false
+	for _, raw := range []string{
+		`{"type":"session.error","properties":{"sessionID":"ses_1","error":{"name":"UnknownError","data":{"message":"agent not found"}}}}`,
+		`{"type":"session.idle","properties":{"sessionID":"ses_1"}}`,
+	} {
+		ev, _ := ParseEvent([]byte(raw))
+		ended = tr.apply(ev, nil)
+	}
+	if res := tr.result(contract.StatusSucceeded, map[string]any{}); !ended || res.Status != contract.StatusFailed || res.Error.Code != CodeTurnFailed || !strings.Contains(res.Error.Message, "agent not found") {
+		t.Errorf("session error: ended %v, result %+v", ended, res)
+	}
 	res = newTurn(sid).result(contract.StatusSucceeded, map[string]any{})
 	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != CodeTurnFailed {
 		t.Errorf("empty result %+v", res)
