@@ -10,6 +10,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/adapters/codex"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
+	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/adapters/pi"
 	"github.com/fabric-runtime/fabric/adapters/scripted"
 )
@@ -28,6 +29,7 @@ func Descriptors() []Descriptor {
 		{Name: "claude.fabric-adapter.json", Data: claude.Descriptor},
 		{Name: "codex.fabric-adapter.json", Data: codex.Descriptor},
 		{Name: "openclaw.fabric-adapter.json", Data: openclaw.Descriptor},
+		{Name: "opencode.fabric-adapter.json", Data: opencode.Descriptor},
 		{Name: "pi.fabric-adapter.json", Data: pi.Descriptor},
 	}
 	for _, d := range acp.Descriptors() {
@@ -47,6 +49,8 @@ func Lookup(name string) (adapterkit.Adapter, bool) {
 		return codex.New(), true
 	case openclaw.ID:
 		return openclaw.New(), true
+	case opencode.ID:
+		return opencode.New(), true
 	case acp.ID:
 		return acp.New(), true
 	case pi.ID:

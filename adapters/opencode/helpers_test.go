@@ -1,0 +1,341 @@
+//go:build linux
+
+package opencode_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/opencode"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/modelstub"
+)
+
+// keyEnv names the variable carrying the test's model key.
+const keyEnv = "FABRIC_OPENCODE_TEST_KEY"
+
+// testKey is the key the stub expects.
+const testKey = "sk-fabric-opencode-test-51f0"
+
+// testModel is the model name the runtime asks for.
+const testModel = "fabric-stub-model"
+
+// harnessPath returns the PATH entries that hold the pinned opencode:
+// FABRIC_HARNESS_PATH, then harnesses/opencode/node_modules/.bin. It skips
+// the test when opencode is in neither, unless FABRIC_REQUIRE_HARNESSES=1.
+func harnessPath(t testing.TB) []string {
+	t.Helper()
+	return harnessPathFrom(t, filepath.Join("..", "..", "harnesses"))
+}
+
+func harnessPathFrom(t testing.TB, harnesses string) []string {
+	t.Helper()
+	var dirs []string
+	if p := os.Getenv("FABRIC_HARNESS_PATH"); p != "" {
+		dirs = append(dirs, filepath.SplitList(p)...)
+	}
+	root, err := filepath.Abs(harnesses)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs = append(dirs, filepath.Join(root, "opencode", "node_modules", ".bin"))
+	bin, err := opencode.ResolveBinary(func(string) string { return "" }, strings.Join(dirs, string(os.PathListSeparator)))
+	if err == nil {
+		t.Logf("opencode: %s", bin)
+		return dirs
+	}
+	if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
+		t.Fatalf("opencode is not installed (run harnesses/install.sh): %v", err)
+	}
+	t.Skipf("opencode is not installed (run harnesses/install.sh; FABRIC_REQUIRE_HARNESSES=1 makes this a failure): %v", err)
+	return nil
+}
+
+// live is one test's world: a scripted model endpoint, a sentinel proxy
+// that records any attempt to reach another host, and a Fabric client that
+// runs the OpenCode adapter from this test binary.
+type live struct {
+	t         testing.TB
+	stub      *modelstub.Server
+	client    *fabric.Client
+	path      []string
+	stateDir  string
+	workspace string
+	artifacts string
+	descDir   string
+	proxyHits atomic.Int64
+	proxyMu   sync.Mutex
+	proxyReqs []string
+}
+
+func newLive(t testing.TB, script *modelstub.Script) *live {
+	t.Helper()
+	path := harnessPath(t)
+	l := &live{t: t, path: path, stateDir: t.TempDir(), workspace: t.TempDir(), artifacts: t.TempDir(), descDir: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(l.descDir, "opencode.fabric-adapter.json"), opencode.Descriptor, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.stub = modelstub.New(script, modelstub.WithExpectKey(testKey))
+	t.Cleanup(l.stub.Close)
+
+	// Any HTTP(S) request OpenCode made to a host other than loopback
+	// would go to this proxy and be counted.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			l.proxyHits.Add(1)
+			// Record what was asked for (the request line names the host).
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			buf := make([]byte, 512)
+			n, _ := c.Read(buf)
+			line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
+			l.proxyMu.Lock()
+			l.proxyReqs = append(l.proxyReqs, line)
+			l.proxyMu.Unlock()
+			c.Close()
+		}
+	})
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	proxy := "http://" + ln.Addr().String()
+
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), keyEnv+"="+testKey,
+		"HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "ALL_PROXY="+proxy,
+		"https_proxy="+proxy, "http_proxy="+proxy, "all_proxy="+proxy,
+		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1")
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	l.client = fabric.New(
+		fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
+		fabric.WithEnv(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }),
+		fabric.WithExtraPath(path...),
+	)
+	return l
+}
+
+// config builds an agent config for the OpenCode adapter against the stub.
+func (l *live) config(settings map[string]any) map[string]any {
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	if _, ok := settings["startup_timeout_seconds"]; !ok {
+		settings["startup_timeout_seconds"] = 75 // a loaded 2-core CI machine
+	}
+	return map[string]any{
+		"schema_version": "fabric.agent/v1alpha1",
+		"metadata":       map[string]any{"name": "opencode-live"},
+		"runtime":        map[string]any{},
+		"harness":        map[string]any{"adapter_id": opencode.ID, "settings": settings},
+		"models": map[string]any{"default": map[string]any{
+			"provider": "fabric-stub", "model": testModel,
+			"api_key_env": keyEnv, "base_url": l.stub.OpenAIBaseURL(),
+		}},
+		"instructions": map[string]any{"system": map[string]any{"content": "FABRIC_SYSTEM_NOTE_3141: answer briefly.", "mode": "append"}},
+		"discovery":    map[string]any{"local_paths": []any{l.descDir}},
+		"environment":  map[string]any{"provider": "local", "workspace": l.workspace, "artifacts": l.artifacts},
+	}
+}
+
+func (l *live) start(cfg map[string]any) *fabric.Runtime {
+	l.t.Helper()
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	loaded, err := l.client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
+	if err != nil {
+		l.t.Fatalf("config: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
+	defer cancel()
+	rt, err := l.client.StartRuntime(ctx, loaded)
+	if err != nil {
+		l.t.Fatalf("start: %v", err)
+	}
+	l.t.Cleanup(func() { rt.Stop(context.Background()) })
+	return rt
+}
+
+func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	res, err := rt.Invoke(ctx, input)
+	if err != nil {
+		t.Fatalf("invoke %q: %v", input, err)
+	}
+	return res
+}
+
+// checkOffline fails the test when OpenCode tried to reach another host.
+func (l *live) checkOffline() {
+	l.t.Helper()
+	if n := l.proxyHits.Load(); n > 0 {
+		l.proxyMu.Lock()
+		defer l.proxyMu.Unlock()
+		l.t.Errorf("OpenCode opened %d connections to the sentinel proxy: it tried to reach a host other than the model endpoint: %q", n, l.proxyReqs)
+	}
+}
+
+// checkModelRequests checks C1/Q9 on the request log: every request the
+// endpoint saw came through FabricConfig's URL (the stub's /v1 base) with
+// the key from api_key_env, for the configured model.
+func (l *live) checkModelRequests() []modelstub.Request {
+	l.t.Helper()
+	reqs := l.stub.Requests()
+	if len(reqs) == 0 {
+		l.t.Fatal("the model endpoint saw no request")
+	}
+	for _, r := range reqs {
+		if r.Method != "POST" || r.Path != "/v1/chat/completions" || r.AuthHeader != "authorization" || !r.KeyChecked || !r.KeyOK || r.Model != testModel {
+			l.t.Errorf("request %d: %s %s auth %q key_checked %v key_ok %v model %q", r.Seq, r.Method, r.Path, r.AuthHeader, r.KeyChecked, r.KeyOK, r.Model)
+		}
+	}
+	return reqs
+}
+
+// mainRequests are the model requests that are not side requests
+// (OpenCode's title generation).
+func mainRequests(reqs []modelstub.Request) []modelstub.Request {
+	var out []modelstub.Request
+	for _, r := range reqs {
+		if !r.Side {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func events(res *contract.RunResult, kind string) []contract.FabricEvent {
+	var out []contract.FabricEvent
+	for _, e := range res.Events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// statOf reads the parent pid and process group of pid.
+func statOf(pid int) (ppid, pgrp int, comm string, ok bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, "", false
+	}
+	s := string(data)
+	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if open < 0 || end < open {
+		return 0, 0, "", false
+	}
+	f := strings.Fields(s[end+2:])
+	if len(f) < 3 || f[0] == "Z" {
+		return 0, 0, "", false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	pgrp, _ = strconv.Atoi(f[2])
+	return ppid, pgrp, s[open+1 : end], true
+}
+
+func allPids() []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		if pid, err := strconv.Atoi(e.Name()); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// serverPid finds the opencode server the host started.
+func serverPid(t testing.TB, hostPid int) int {
+	t.Helper()
+	for _, pid := range allPids() {
+		if ppid, _, comm, ok := statOf(pid); ok && ppid == hostPid && strings.HasPrefix(comm, "opencode") {
+			return pid
+		}
+	}
+	t.Fatalf("no opencode child of host %d", hostPid)
+	return 0
+}
+
+// groupPids lists the live processes of process group pgid.
+func groupPids(pgid int) []int {
+	var out []int
+	for _, pid := range allPids() {
+		if _, pg, _, ok := statOf(pid); ok && pg == pgid {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// processesMentioning lists the live processes whose environment or
+// command line contains s.
+func processesMentioning(s string) []int {
+	var out []int
+	for _, pid := range allPids() {
+		env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+		if !strings.Contains(string(env), s) && !strings.Contains(string(cmd), s) {
+			continue
+		}
+		if _, _, _, ok := statOf(pid); ok {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// rssKB is the resident set of pid in KiB.
+func rssKB(pid int) int {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				n, _ := strconv.Atoi(f[0])
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// freePort returns a free loopback port.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,32 @@
+//go:build linux
+
+package opencode_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapters/opencode"
+	"go.uber.org/goleak"
+)
+
+// TestMain lets this test binary be the adapter host of the OpenCode
+// adapter (the tests give its descriptor to discovery) or of any bundled
+// adapter, besides running the tests.
+func TestMain(m *testing.M) {
+	if os.Getenv("FABRIC_BUILTIN_ADAPTER") == opencode.ID {
+		if err := adapterkit.Serve(context.Background(), opencode.New()); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	if served, code := fabric.ServeBuiltinHost(); served {
+		os.Exit(code)
+	}
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,182 @@
+package opencode
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// maxEventBytes bounds one SSE event (a message.updated event carries a
+// whole message's metadata, a tool part its output).
+const maxEventBytes = 8 << 20
+
+// ErrEventTooLarge: an SSE event exceeded maxEventBytes.
+var ErrEventTooLarge = errors.New("opencode: SSE event too large")
+
+// SSEReader reads the server's /event stream: events separated by blank
+// lines, each "data:" line appended to the event's data (joined by "\n"),
+// comments (":") and other fields ignored.
+type SSEReader struct {
+	r *bufio.Reader
+}
+
+// NewSSEReader returns a reader of r.
+func NewSSEReader(r io.Reader) *SSEReader { return &SSEReader{r: bufio.NewReaderSize(r, 64<<10)} }
+
+// Next returns the data of the next event that has any; io.EOF at the end
+// of the stream.
+func (s *SSEReader) Next() ([]byte, error) {
+	var data []byte
+	have := false
+	for {
+		line, err := s.readLine()
+		if err != nil {
+			if errors.Is(err, io.EOF) && have {
+				return data, nil
+			}
+			return nil, err
+		}
+		if len(line) == 0 {
+			if have {
+				return data, nil
+			}
+			continue
+		}
+		if line[0] == ':' {
+			continue
+		}
+		field, value, _ := bytes.Cut(line, []byte(":"))
+		if string(field) != "data" {
+			continue
+		}
+		value = bytes.TrimPrefix(value, []byte(" "))
+		if have {
+			data = append(data, '\n')
+		}
+		if len(data)+len(value) > maxEventBytes {
+			return nil, ErrEventTooLarge
+		}
+		data = append(data, value...)
+		have = true
+	}
+}
+
+// readLine reads one line without its line ending (\n, \r\n or \r before
+// \n), bounded by maxEventBytes.
+func (s *SSEReader) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := s.r.ReadSlice('\n')
+		if len(line)+len(frag) > maxEventBytes+2 {
+			return nil, ErrEventTooLarge
+		}
+		line = append(line, frag...)
+		switch {
+		case err == nil:
+			line = bytes.TrimSuffix(line[:len(line)-1], []byte("\r"))
+			return line, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case errors.Is(err, io.EOF) && len(line) > 0:
+			return bytes.TrimSuffix(line, []byte("\r")), nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// Event is one bus event of OpenCode's /event stream, with the fields the
+// adapter reads.
+type Event struct {
+	Type       string          `json:"type"`
+	Properties EventProperties `json:"properties"`
+}
+
+// EventProperties are the properties of the events the adapter follows.
+type EventProperties struct {
+	SessionID string `json:"sessionID"`
+	// session.status
+	Status *struct {
+		Type string `json:"type"`
+	} `json:"status,omitempty"`
+	// message.updated
+	Info *MessageInfo `json:"info,omitempty"`
+	// message.part.updated
+	Part *Part `json:"part,omitempty"`
+	// message.part.delta
+	MessageID string `json:"messageID,omitempty"`
+	PartID    string `json:"partID,omitempty"`
+	Field     string `json:"field,omitempty"`
+	Delta     string `json:"delta,omitempty"`
+	// session.error
+	Error *MessageError `json:"error,omitempty"`
+}
+
+// MessageInfo is a message's metadata.
+type MessageInfo struct {
+	ID       string        `json:"id"`
+	Role     string        `json:"role"`
+	ParentID string        `json:"parentID,omitempty"`
+	Finish   string        `json:"finish,omitempty"`
+	Error    *MessageError `json:"error,omitempty"`
+}
+
+// MessageError is OpenCode's error object ({name, data: {message}}).
+type MessageError struct {
+	Name string `json:"name"`
+	Data struct {
+		Message    string `json:"message,omitempty"`
+		StatusCode int    `json:"statusCode,omitempty"`
+	} `json:"data"`
+}
+
+func (e *MessageError) String() string {
+	if e == nil {
+		return ""
+	}
+	if e.Data.Message != "" {
+		return e.Name + ": " + e.Data.Message
+	}
+	return e.Name
+}
+
+// Part is one part of a message (text, tool, step-start, step-finish, ...).
+type Part struct {
+	ID        string     `json:"id"`
+	MessageID string     `json:"messageID"`
+	SessionID string     `json:"sessionID"`
+	Type      string     `json:"type"`
+	Text      string     `json:"text,omitempty"`
+	Tool      string     `json:"tool,omitempty"`
+	CallID    string     `json:"callID,omitempty"`
+	State     *ToolState `json:"state,omitempty"`
+	Reason    string     `json:"reason,omitempty"`
+	Tokens    *Tokens    `json:"tokens,omitempty"`
+}
+
+// ToolState is a tool part's state.
+type ToolState struct {
+	Status string          `json:"status"`
+	Input  json.RawMessage `json:"input,omitempty"`
+	Output string          `json:"output,omitempty"`
+	Error  string          `json:"error,omitempty"`
+}
+
+// Tokens is a step's token usage.
+type Tokens struct {
+	Total  int64 `json:"total"`
+	Input  int64 `json:"input"`
+	Output int64 `json:"output"`
+}
+
+// ParseEvent decodes one event's data.
+func ParseEvent(data []byte) (Event, error) {
+	var e Event
+	if err := json.Unmarshal(data, &e); err != nil {
+		return e, fmt.Errorf("opencode: event: %w", err)
+	}
+	return e, nil
+}
