@@ -17,16 +17,24 @@ import (
 
 func TestLoadProfile(t *testing.T) {
 	env := func(v string) func(string) string { return func(string) string { return v } }
-	for _, name := range []string{ProfileGemini, ProfileQwen, ProfileCodexACP, ProfileClaude} {
+	for _, name := range []string{ProfileGemini, ProfileQwen, ProfileCodexACP, ProfileClaude, ProfileOpenClaw} {
 		if p, err := LoadProfile(env(name)); err != nil || p.Command == "" {
 			t.Errorf("%s: %+v %v", name, p, err)
+		} else if err := p.check(); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 	p, err := LoadProfile(env(`{"command":"my-agent","args":["--acp"],"env":{"MY_KEY":"{api_key}"}}`))
 	if err != nil || p.Command != "my-agent" || p.Name != "my-agent" || p.Env["MY_KEY"] != "{api_key}" {
 		t.Fatalf("json profile: %+v %v", p, err)
 	}
-	for _, bad := range []string{"", "nope", `{"args":[]}`, `{"command":"x","unknown":1}`, `{`} {
+	for _, bad := range []string{"", "nope", `{"args":[]}`, `{"command":"x","unknown":1}`, `{`,
+		`{"command":"x","args":["--key","{api_key}"]}`,
+		`{"command":"x","settings":{"t":{"kind":"env"}},"optional_args":[["--token","{secret.t}"]]}`,
+		`{"command":"x","env":{"T":"{secret.t}"}}`,
+		`{"command":"x","settings":{"u":{"kind":"url"}}}`,
+		`{"command":"x","settings":{"u":{"kind":"nope"}}}`,
+		`{"command":"x","settings":{"command":{"kind":"string"}}}`} {
 		if _, err := LoadProfile(env(bad)); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}
@@ -34,14 +42,68 @@ func TestLoadProfile(t *testing.T) {
 }
 
 func TestParseSettings(t *testing.T) {
-	s, err := parseSettings(nil)
+	s, _, err := parseSettings(nil, Profile{})
 	if err != nil || s.PermissionPolicy != PolicyAllow {
 		t.Fatalf("default: %+v %v", s, err)
 	}
-	for _, bad := range []map[string]any{{"permission_policy": "maybe"}, {"permission_timeout_seconds": -1}, {"what": 1}} {
-		if _, err := parseSettings(&contract.AgentHarnessConfig{Settings: bad}); err == nil {
+	for _, bad := range []map[string]any{{"permission_policy": "maybe"}, {"permission_timeout_seconds": -1}, {"what": 1}, {"gateway_url": "ws://x"}} {
+		if _, _, err := parseSettings(&contract.AgentHarnessConfig{Settings: bad}, Profile{}); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+	oc, _ := Bundled(ProfileOpenClaw)
+	s, own, err := parseSettings(&contract.AgentHarnessConfig{Settings: map[string]any{"gateway_url": "ws://127.0.0.1:1", "permission_policy": "deny"}}, oc)
+	if err != nil || s.PermissionPolicy != PolicyDeny || own["gateway_url"] != "ws://127.0.0.1:1" {
+		t.Fatalf("openclaw settings: %+v %v %v", s, own, err)
+	}
+}
+
+// TestProfileSettings: a profile's own settings are validated with errors
+// naming the field, fill {settings.NAME} / {secret.NAME}, and optional
+// argument groups and env entries without a value are left out.
+func TestProfileSettings(t *testing.T) {
+	oc, _ := Bundled(ProfileOpenClaw)
+	tokenFile := filepath.Join(t.TempDir(), "dashboard.token")
+	if err := os.WriteFile(tokenFile, []byte("tok-secret-123"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(k string) (string, bool) {
+		if k == "MY_GW_TOKEN" {
+			return "env-secret-456", true
+		}
+		return "", false
+	}
+	vars, err := oc.resolveSettings(map[string]any{}, lookup)
+	if err != nil || vars["settings.gateway_url"] != "ws://127.0.0.1:18789" || len(vars) != 1 {
+		t.Fatalf("defaults: %v %v", vars, err)
+	}
+	vars, err = oc.resolveSettings(map[string]any{"gateway_url": "wss://gw.example:443/x", "gateway_token_env": "MY_GW_TOKEN",
+		"gateway_token_file": tokenFile, "session_key": "agent:main:fabric"}, lookup)
+	if err != nil || vars["secret.gateway_token_env"] != "env-secret-456" || vars["settings.gateway_token_file"] != tokenFile {
+		t.Fatalf("all set: %v %v", vars, err)
+	}
+	for field, bad := range map[string]any{
+		"gateway_url":        "http://127.0.0.1:1",
+		"gateway_token_env":  "NOT_SET_ANYWHERE",
+		"gateway_token_file": "relative/token",
+		"session_key":        "",
+	} {
+		_, err := oc.resolveSettings(map[string]any{field: bad}, lookup)
+		if err == nil || !strings.Contains(err.Error(), "settings."+field) {
+			t.Errorf("%s=%v: %v, want an error naming settings.%s", field, bad, err, field)
+		}
+	}
+	for _, bad := range []map[string]any{
+		{"gateway_url": "ws://user:pw@127.0.0.1:1"}, {"gateway_url": "ws://"}, {"gateway_url": 7},
+		{"gateway_token_env": "1BAD"}, {"gateway_token_file": filepath.Join(t.TempDir(), "missing")}, {"gateway_token_file": t.TempDir()},
+	} {
+		if _, err := oc.resolveSettings(bad, lookup); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	vars["home"] = "/h"
+	if unresolved("{settings.gateway_token_file}", vars) || !unresolved("{settings.nope}", vars) || unresolved("{\"json\":1}", vars) {
+		t.Error("unresolved")
 	}
 }
 
@@ -172,14 +234,14 @@ func TestMCPServers(t *testing.T) {
 }
 
 func TestAgentEnvIsolated(t *testing.T) {
-	env := agentEnv([]string{"HOME=/root", "FABRIC_HOST_CHANNEL_FD=3", "PATH=/bin", "OPENAI_API_KEY=other"}, "/h", "/t", map[string]string{"OPENAI_API_KEY": "mine"})
+	env := agentEnv([]string{"HOME=/root", "FABRIC_HOST_CHANNEL_FD=3", "PATH=/bin", "OPENAI_API_KEY=other", "DROP_ME=1"}, "/h", "/t", map[string]string{"OPENAI_API_KEY": "mine"}, []string{"DROP_ME"})
 	joined := strings.Join(env, "\n")
 	for _, want := range []string{"HOME=/h", "TMPDIR=/t", "PATH=/bin", "OPENAI_API_KEY=mine"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("missing %s", want)
 		}
 	}
-	for _, bad := range []string{"HOME=/root", "FABRIC_HOST_CHANNEL_FD", "OPENAI_API_KEY=other"} {
+	for _, bad := range []string{"HOME=/root", "FABRIC_HOST_CHANNEL_FD", "OPENAI_API_KEY=other", "DROP_ME"} {
 		if strings.Contains(joined, bad) {
 			t.Errorf("kept %s", bad)
 		}
