@@ -477,6 +477,53 @@ func TestLiveOpenClawBridge(t *testing.T) {
 		}
 	})
 
+	// The token by environment variable instead of file: the bridge gets it
+	// as OPENCLAW_GATEWAY_TOKEN (with the URL as OPENCLAW_GATEWAY_URL).
+	t.Run("token from env", func(t *testing.T) {
+		stateDir := t.TempDir()
+		client := newOpenClawClient(t, w, stateDir, []string{"FABRIC_TEST_GATEWAY_TOKEN=" + w.token})
+		loaded, err := client.ParseConfig(bridgeConfig(t.TempDir(), map[string]any{
+			"gateway_url":       "ws://127.0.0.1:" + strconv.Itoa(w.port),
+			"gateway_token_env": "FABRIC_TEST_GATEWAY_TOKEN",
+			"session_key":       "agent:" + openclaw.DefaultAgentID + ":fabric-acp-env",
+		}), "bridge-env.yaml", fabric.LoadOptions{})
+		if err != nil {
+			t.Fatalf("config: %v", err)
+		}
+		plan, err := client.Plan(context.Background(), loaded)
+		if err != nil {
+			t.Fatalf("plan: %v", err)
+		}
+		leaks["plan (env)"], _ = json.Marshal(plan)
+		t0 := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 150*time.Second)
+		rt, err := client.StartRuntime(ctx, loaded)
+		cancel()
+		if err != nil {
+			t.Fatalf("start: %v", err)
+		}
+		defer rt.Stop(context.Background())
+		leaks["handle (env)"], _ = json.Marshal(rt.Handle())
+		for _, pid := range agentPids(stateDir) {
+			cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			if bytes.Contains(cmd, []byte(w.token)) {
+				t.Errorf("process %d has the Gateway token on its command line", pid)
+			}
+		}
+		res := keep(invoke(t, rt, "QUICK by env"))
+		t.Logf("bridge start to first answer: %s", time.Since(t0).Round(time.Millisecond))
+		if res.Status != contract.StatusSucceeded || !strings.Contains(res.Output.(string), "QUICK_ANSWER") {
+			t.Fatalf("turn: %s %v %+v", res.Status, res.Output, res.Error)
+		}
+		leaks["host stderr (env)"] = []byte(hostLogs(stateDir))
+		if _, err := rt.Stop(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if left := agentPids(stateDir); len(left) > 0 {
+			t.Errorf("processes left after stop: %v", left)
+		}
+	})
+
 	t.Run("no token", func(t *testing.T) {
 		for i, r := range results {
 			leaks["result "+strconv.Itoa(i)], _ = json.Marshal(r)
