@@ -23,6 +23,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
+	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -552,4 +553,60 @@ func TestLiveOpenClawBridge(t *testing.T) {
 			t.Errorf("%d connections to the sentinel proxy (a host other than FabricConfig's URL)", n)
 		}
 	})
+}
+
+// TestConformanceOpenClaw runs the conformance suite for the openclaw
+// profile against one OpenClaw runtime's Gateway (started once for the
+// whole suite) and a modelstub serving conformance.openclaw.modelstub.yaml.
+func TestConformanceOpenClaw(t *testing.T) {
+	if testing.Short() {
+		t.Skip("conformance runs a real OpenClaw Gateway and bridges; skipped with -short")
+	}
+	script, err := modelstub.LoadScript("conformance.openclaw.modelstub.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := startGateway(t, script)
+	profile, err := conformance.LoadProfile("conformance.openclaw.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := profile.Base["harness"].(map[string]any)["settings"].(map[string]any)
+	set["gateway_url"] = "ws://127.0.0.1:" + strconv.Itoa(w.port)
+	set["gateway_token_file"] = w.tokenPath
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
+		ClientOptions: []fabric.Option{fabric.WithHostBinary(exe), fabric.WithExtraPath(w.path...)},
+		ItemTimeout:   150 * time.Second,
+		TempDir:       t.TempDir(),
+		Progress: func(it conformance.Item) {
+			t.Logf("%-3s %-18s %-5s %s (%s)", it.ID, it.Name, it.Verdict, it.Detail, it.Elapsed.Round(time.Millisecond))
+		},
+	})
+	t.Logf("suite: %s", time.Since(t0).Round(time.Millisecond))
+	mayskip := map[string]bool{"malformed-output": true, "doctor-env": true, "secret-redaction": true}
+	failed := 0
+	for _, it := range rep.Items {
+		switch {
+		case it.Verdict == conformance.Fail:
+			failed++
+			t.Errorf("item %s %s failed: %s", it.ID, it.Name, it.Detail)
+		case it.Verdict == conformance.Skip && !mayskip[it.Name]:
+			t.Errorf("item %s %s skipped: %s", it.ID, it.Name, it.Detail)
+		}
+	}
+	if !rep.Passed && failed == 0 {
+		t.Error("the report did not pass")
+	}
+	reqs := w.stub.Requests()
+	for _, r := range reqs {
+		if r.Method != "POST" || r.Path != "/v1/chat/completions" || !r.KeyOK {
+			t.Errorf("request %d: %s %s key_ok %v", r.Seq, r.Method, r.Path, r.KeyOK)
+		}
+	}
+	t.Logf("%d model requests, all with FabricConfig's URL and key", len(reqs))
 }
