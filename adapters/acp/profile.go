@@ -345,15 +345,71 @@ func unresolved(s string, vars map[string]string) bool {
 // placeholderRE is what a placeholder's name looks like.
 var placeholderRE = regexp.MustCompile(`^(base_url|api_key_env|api_key|model|home|workspace|(settings|secret)\.[A-Za-z0-9_]+)$`)
 
-// expand fills the placeholders of s.
+// expand fills the placeholders of s in one pass: text a value brings in
+// is never expanded again (a setting's value cannot pull a secret into
+// argv). Braces that are not a known placeholder stay as they are.
 func expand(s string, vars map[string]string) string {
 	if !strings.Contains(s, "{") {
 		return s
 	}
-	for k, v := range vars {
-		s = strings.ReplaceAll(s, "{"+k+"}", v)
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			break
+		}
+		key := s[i+1 : i+j]
+		b.WriteString(s[:i])
+		if v, ok := vars[key]; ok && placeholderRE.MatchString(key) {
+			b.WriteString(v)
+		} else {
+			b.WriteString(s[i : i+j+1])
+		}
+		s = s[i+j+1:]
 	}
-	return s
+	b.WriteString(s)
+	return b.String()
 }
 
-var _ = os.Getenv
+// argv is the agent's arguments: the profile's, model_args when a model is
+// configured, the policy's, the optional groups whose placeholders all
+// have values, then extra (harness.settings.extra_args, not expanded).
+func (p Profile) argv(vars map[string]string, policy string, extra []string) []string {
+	args := make([]string, 0, len(p.Args)+8)
+	for _, a := range p.Args {
+		args = append(args, expand(a, vars))
+	}
+	if vars["model"] != "" {
+		for _, a := range p.ModelArgs {
+			args = append(args, expand(a, vars))
+		}
+	}
+	for _, a := range p.PolicyArgs[policy] {
+		args = append(args, expand(a, vars))
+	}
+	for _, g := range p.OptionalArgs {
+		if slices.ContainsFunc(g, func(a string) bool { return unresolved(a, vars) }) {
+			continue
+		}
+		for _, a := range g {
+			args = append(args, expand(a, vars))
+		}
+	}
+	return append(args, extra...)
+}
+
+// env is what the profile adds to the agent's environment; entries with a
+// placeholder that has no value are left out.
+func (p Profile) env(vars map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range p.Env {
+		if !unresolved(v, vars) {
+			out[k] = expand(v, vars)
+		}
+	}
+	return out
+}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -148,9 +147,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	for k, v := range ownVars {
 		vars[k] = v
 	}
-	var modelName string
 	if m, ok := selectModel(in.Config.Models); ok {
-		modelName = m.Model
 		vars["model"] = m.Model
 		if m.BaseURL != nil {
 			vars["base_url"] = strings.TrimRight(*m.BaseURL, "/")
@@ -163,27 +160,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			vars["api_key_env"], vars["api_key"] = *m.APIKeyEnv, v
 		}
 	}
-	args := make([]string, 0, len(prof.Args)+8)
-	for _, a := range prof.Args {
-		args = append(args, expand(a, vars))
-	}
-	if modelName != "" {
-		for _, a := range prof.ModelArgs {
-			args = append(args, expand(a, vars))
-		}
-	}
-	for _, a := range prof.PolicyArgs[set.PermissionPolicy] {
-		args = append(args, expand(a, vars))
-	}
-	for _, g := range prof.OptionalArgs {
-		if slices.ContainsFunc(g, func(a string) bool { return unresolved(a, vars) }) {
-			continue
-		}
-		for _, a := range g {
-			args = append(args, expand(a, vars))
-		}
-	}
-	args = append(args, set.ExtraArgs...)
+	args := prof.argv(vars, set.PermissionPolicy, set.ExtraArgs)
 	for rel, content := range prof.Files {
 		p := filepath.Join(s.home, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -200,13 +177,9 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, startErr(CodeBinaryNotFound, err)
 	}
-	extra := map[string]string{}
+	extra := prof.env(vars)
 	for k, v := range prof.Env {
-		if unresolved(v, vars) {
-			continue
-		}
-		extra[k] = expand(v, vars)
-		if strings.HasPrefix(v, "{home}/") { // a private directory the agent expects to exist
+		if _, ok := extra[k]; ok && strings.HasPrefix(v, "{home}/") { // a private directory the agent expects to exist
 			if err := os.MkdirAll(extra[k], 0o700); err != nil {
 				return nil, startErr(CodeStartFailed, err)
 			}

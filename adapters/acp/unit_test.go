@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -245,5 +246,62 @@ func TestAgentEnvIsolated(t *testing.T) {
 		if strings.Contains(joined, bad) {
 			t.Errorf("kept %s", bad)
 		}
+	}
+}
+
+// TestOpenClawCommand: the openclaw profile's argv and env for a token
+// file and for a token variable; the token is never in argv, and a
+// setting's value cannot pull a secret into argv.
+func TestOpenClawCommand(t *testing.T) {
+	oc, _ := Bundled(ProfileOpenClaw)
+	tokenFile := filepath.Join(t.TempDir(), "dashboard.token")
+	if err := os.WriteFile(tokenFile, []byte("tok-file-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(k string) (string, bool) {
+		return map[string]string{"GW_TOKEN": "tok-env-secret"}[k], k == "GW_TOKEN"
+	}
+	build := func(raw map[string]any) ([]string, map[string]string) {
+		t.Helper()
+		vars, err := oc.resolveSettings(raw, lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars["home"], vars["workspace"] = "/h", "/w"
+		return oc.argv(vars, PolicyAllow, []string{"--verbose"}), oc.env(vars)
+	}
+
+	args, env := build(map[string]any{"gateway_url": "ws://127.0.0.1:4242", "gateway_token_file": tokenFile})
+	if want := []string{"acp", "--token-file", tokenFile, "--verbose"}; !slices.Equal(args, want) {
+		t.Errorf("argv %q, want %q", args, want)
+	}
+	if env["OPENCLAW_GATEWAY_URL"] != "ws://127.0.0.1:4242" || env["OPENCLAW_STATE_DIR"] != "/h/.openclaw" {
+		t.Errorf("env %v", env)
+	}
+	if _, ok := env["OPENCLAW_GATEWAY_TOKEN"]; ok {
+		t.Error("OPENCLAW_GATEWAY_TOKEN set without gateway_token_env")
+	}
+
+	args, env = build(map[string]any{"gateway_token_env": "GW_TOKEN", "session_key": "{secret.gateway_token_env}"})
+	if want := []string{"acp", "--session", "{secret.gateway_token_env}", "--verbose"}; !slices.Equal(args, want) {
+		t.Errorf("argv %q, want %q", args, want)
+	}
+	if env["OPENCLAW_GATEWAY_TOKEN"] != "tok-env-secret" || env["OPENCLAW_GATEWAY_URL"] != "ws://127.0.0.1:18789" {
+		t.Errorf("env %v", env)
+	}
+	for _, a := range args {
+		if strings.Contains(a, "secret") && a != "{secret.gateway_token_env}" {
+			t.Errorf("argv holds %q", a)
+		}
+	}
+	if !slices.Contains(oc.DropEnv, "OPENCLAW_GATEWAY_PASSWORD") {
+		t.Error("an inherited OPENCLAW_GATEWAY_PASSWORD would reach the bridge")
+	}
+}
+
+func TestExpandOnePass(t *testing.T) {
+	vars := map[string]string{"model": "{api_key}", "api_key": "k", "home": "/h"}
+	if got := expand("{model}|{home}/x|{nope}|{", vars); got != "{api_key}|/h/x|{nope}|{" {
+		t.Errorf("expand = %q", got)
 	}
 }
