@@ -366,10 +366,11 @@ func expand(s string, vars map[string]string) string {
 		b.WriteString(s[:i])
 		if v, ok := vars[key]; ok && placeholderRE.MatchString(key) {
 			b.WriteString(v)
-		} else {
-			b.WriteString(s[i : i+j+1])
+			s = s[i+j+1:]
+		} else { // not a placeholder: keep the brace, look inside
+			b.WriteByte('{')
+			s = s[i+1:]
 		}
-		s = s[i+j+1:]
 	}
 	b.WriteString(s)
 	return b.String()

@@ -304,4 +304,7 @@ func TestExpandOnePass(t *testing.T) {
 	if got := expand("{model}|{home}/x|{nope}|{", vars); got != "{api_key}|/h/x|{nope}|{" {
 		t.Errorf("expand = %q", got)
 	}
+	if got := expand(`{"a":{"b":"{home}/c"},"d":"{model}"}`, vars); got != `{"a":{"b":"/h/c"},"d":"{api_key}"}` {
+		t.Errorf("expand = %q", got)
+	}
 }
