@@ -3,6 +3,7 @@ package acp
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -66,6 +67,9 @@ type SettingSpec struct {
 	Kind    string   `json:"kind"`
 	Default string   `json:"default,omitempty"`
 	Schemes []string `json:"schemes,omitempty"`
+	// LoopbackSchemes are schemes of Schemes allowed only with a loopback
+	// host (e.g. ws: a plaintext connection that carries a token).
+	LoopbackSchemes []string `json:"loopback_schemes,omitempty"`
 }
 
 // Bundled profile names.
@@ -155,7 +159,7 @@ func Bundled(name string) (Profile, bool) {
 			},
 			DropEnv: []string{"OPENCLAW_GATEWAY_PASSWORD", "OPENCLAW_CONFIG_PATH", "OPENCLAW_HOME", "OPENCLAW_PROFILE"},
 			Settings: map[string]SettingSpec{
-				"gateway_url":        {Kind: KindURL, Default: "ws://127.0.0.1:18789", Schemes: []string{"ws", "wss"}},
+				"gateway_url":        {Kind: KindURL, Default: "ws://127.0.0.1:18789", Schemes: []string{"ws", "wss"}, LoopbackSchemes: []string{"ws"}},
 				"gateway_token_env":  {Kind: KindEnv},
 				"gateway_token_file": {Kind: KindFile},
 				"session_key":        {Kind: KindString},
@@ -288,6 +292,9 @@ func (p Profile) resolveSettings(raw map[string]any, lookup func(string) (string
 			if u.Host == "" || u.Hostname() == "" {
 				return nil, fmt.Errorf("%s %q: no host", field, v)
 			}
+			if slices.Contains(spec.LoopbackSchemes, u.Scheme) && !loopbackHost(u.Hostname()) {
+				return nil, fmt.Errorf("%s %q: %s:// is allowed only to a loopback host (it is not encrypted)", field, v, u.Scheme)
+			}
 			if u.User != nil {
 				return nil, fmt.Errorf("%s: credentials do not belong in the URL (use the profile's token settings)", field)
 			}
@@ -320,6 +327,15 @@ func (p Profile) resolveSettings(raw map[string]any, lookup func(string) (string
 		vars["settings."+name] = v
 	}
 	return vars, nil
+}
+
+// loopbackHost reports whether host is localhost or a loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
 }
 
 // unresolved reports whether s holds a placeholder vars has no value for

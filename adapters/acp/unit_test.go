@@ -2,6 +2,7 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -78,6 +79,11 @@ func TestProfileSettings(t *testing.T) {
 	if err != nil || vars["settings.gateway_url"] != "ws://127.0.0.1:18789" || len(vars) != 1 {
 		t.Fatalf("defaults: %v %v", vars, err)
 	}
+	for _, ok := range []string{"ws://localhost:1", "ws://[::1]:2", "ws://127.0.0.2:3", "wss://10.0.0.1"} {
+		if _, err := oc.resolveSettings(map[string]any{"gateway_url": ok}, lookup); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
 	vars, err = oc.resolveSettings(map[string]any{"gateway_url": "wss://gw.example:443/x", "gateway_token_env": "MY_GW_TOKEN",
 		"gateway_token_file": tokenFile, "session_key": "agent:main:fabric"}, lookup)
 	if err != nil || vars["secret.gateway_token_env"] != "env-secret-456" || vars["settings.gateway_token_file"] != tokenFile {
@@ -96,6 +102,7 @@ func TestProfileSettings(t *testing.T) {
 	}
 	for _, bad := range []map[string]any{
 		{"gateway_url": "ws://user:pw@127.0.0.1:1"}, {"gateway_url": "ws://"}, {"gateway_url": 7},
+		{"gateway_url": "ws://gw.example:18789"}, {"gateway_url": "ws://10.0.0.1:18789"},
 		{"gateway_token_env": "1BAD"}, {"gateway_token_file": filepath.Join(t.TempDir(), "missing")}, {"gateway_token_file": t.TempDir()},
 	} {
 		if _, err := oc.resolveSettings(bad, lookup); err == nil {
@@ -306,5 +313,39 @@ func TestExpandOnePass(t *testing.T) {
 	}
 	if got := expand(`{"a":{"b":"{home}/c"},"d":"{model}"}`, vars); got != `{"a":{"b":"/h/c"},"d":"{api_key}"}` {
 		t.Errorf("expand = %q", got)
+	}
+}
+
+// TestOpenClawDescriptorMatchesProfile: the descriptor's settings_schema
+// lists exactly the adapter's settings and the profile's own, and its
+// runner names the profile.
+func TestOpenClawDescriptorMatchesProfile(t *testing.T) {
+	var d struct {
+		Runner struct {
+			Env map[string]string `json:"env"`
+		} `json:"runner"`
+		Settings struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"settings_schema"`
+	}
+	if err := json.Unmarshal(DescriptorOpenClaw, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Runner.Env[EnvProfile] != ProfileOpenClaw {
+		t.Errorf("runner.env %v", d.Runner.Env)
+	}
+	oc, _ := Bundled(ProfileOpenClaw)
+	want := slices.Clone(adapterSettings)
+	for k := range oc.Settings {
+		want = append(want, k)
+	}
+	var got []string
+	for k := range d.Settings.Properties {
+		got = append(got, k)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("settings_schema properties %v, want %v", got, want)
 	}
 }
