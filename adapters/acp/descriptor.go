@@ -16,6 +16,8 @@ var (
 	DescriptorCodexACP []byte
 	//go:embed claude-agent-acp.fabric-adapter.json
 	DescriptorClaude []byte
+	//go:embed openclaw.fabric-adapter.json
+	DescriptorOpenClaw []byte
 )
 
 // Named is one embedded descriptor and its file name.
@@ -32,5 +34,6 @@ func Descriptors() []Named {
 		{"acp-qwen.fabric-adapter.json", DescriptorQwen},
 		{"acp-codex-acp.fabric-adapter.json", DescriptorCodexACP},
 		{"acp-claude-agent-acp.fabric-adapter.json", DescriptorClaude},
+		{"acp-openclaw.fabric-adapter.json", DescriptorOpenClaw},
 	}
 }

@@ -3,7 +3,12 @@ package acp
 import (
 	"encoding/json"
 	"fmt"
+	"net/netip"
+	"net/url"
 	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -13,7 +18,10 @@ const EnvProfile = "FABRIC_ACP_PROFILE"
 
 // Profile says how to start one ACP agent and translate FabricConfig for
 // it. String values may hold the placeholders {base_url}, {api_key_env},
-// {model}, {home} and {workspace}; {api_key} only in Env.
+// {model}, {home} and {workspace}; {api_key} only in Env. A profile's own
+// settings (Settings) add {settings.NAME} (the setting's value) and, for
+// settings of kind "env", {secret.NAME} (the named variable's value; only
+// in Env, never in argv or files).
 type Profile struct {
 	Name    string   `json:"name"`
 	Command string   `json:"command"`
@@ -27,6 +35,41 @@ type Profile struct {
 	Files map[string]string `json:"files,omitempty"`
 	// PolicyArgs are appended per permission policy (allow, deny, ask).
 	PolicyArgs map[string][]string `json:"policy_args,omitempty"`
+	// OptionalArgs are argument groups appended only when every
+	// placeholder in the group has a value (e.g. a flag and its value
+	// taken from an optional setting).
+	OptionalArgs [][]string `json:"optional_args,omitempty"`
+	// Settings declares harness.settings keys of this profile, beyond the
+	// adapter's own (the descriptor's settings_schema lists them too).
+	Settings map[string]SettingSpec `json:"settings,omitempty"`
+	// DropEnv names variables removed from the environment the agent
+	// inherits (e.g. credentials the profile passes only when configured).
+	DropEnv []string `json:"drop_env,omitempty"`
+}
+
+// Kinds of profile settings (SettingSpec.Kind).
+const (
+	// KindString is any non-empty string.
+	KindString = "string"
+	// KindURL is an absolute URL with a host and no user info, whose
+	// scheme is one of SettingSpec.Schemes.
+	KindURL = "url"
+	// KindEnv names an environment variable holding a secret: it must be
+	// set when the runtime starts, and its value is {secret.NAME}.
+	KindEnv = "env"
+	// KindFile is an absolute path to a regular file, readable when the
+	// runtime starts (e.g. a token file); only the path is passed on.
+	KindFile = "file"
+)
+
+// SettingSpec is one profile setting.
+type SettingSpec struct {
+	Kind    string   `json:"kind"`
+	Default string   `json:"default,omitempty"`
+	Schemes []string `json:"schemes,omitempty"`
+	// LoopbackSchemes are schemes of Schemes allowed only with a loopback
+	// host (e.g. ws: a plaintext connection that carries a token).
+	LoopbackSchemes []string `json:"loopback_schemes,omitempty"`
 }
 
 // Bundled profile names.
@@ -35,6 +78,7 @@ const (
 	ProfileQwen     = "qwen"
 	ProfileCodexACP = "codex-acp"
 	ProfileClaude   = "claude-agent-acp"
+	ProfileOpenClaw = "openclaw"
 )
 
 var quietSettings = `{"security":{"auth":{"selectedType":"%s"},"folderTrust":{"enabled":false}},` +
@@ -94,6 +138,33 @@ func Bundled(name string) (Profile, bool) {
 				"DISABLE_AUTOUPDATER": "1",
 			},
 		}, true
+	case ProfileOpenClaw:
+		// `openclaw acp` bridges ACP to a running OpenClaw Gateway, which
+		// owns the model configuration. The URL travels as
+		// OPENCLAW_GATEWAY_URL (with a URL from the environment the bridge
+		// accepts the token from the environment too; with --url it wants
+		// --token or --token-file), the token as OPENCLAW_GATEWAY_TOKEN or
+		// --token-file, never --token (argv is world-readable).
+		return Profile{
+			Name: name, Command: "openclaw", Args: []string{"acp"},
+			OptionalArgs: [][]string{
+				{"--token-file", "{settings.gateway_token_file}"},
+				{"--session", "{settings.session_key}"},
+			},
+			Env: map[string]string{
+				"OPENCLAW_GATEWAY_URL":    "{settings.gateway_url}",
+				"OPENCLAW_GATEWAY_TOKEN":  "{secret.gateway_token_env}",
+				"OPENCLAW_STATE_DIR":      "{home}/.openclaw",
+				"OPENCLAW_NO_AUTO_UPDATE": "1", "OPENCLAW_DISABLE_BONJOUR": "1", "NO_COLOR": "1",
+			},
+			DropEnv: []string{"OPENCLAW_GATEWAY_PASSWORD", "OPENCLAW_CONFIG_PATH", "OPENCLAW_HOME", "OPENCLAW_PROFILE"},
+			Settings: map[string]SettingSpec{
+				"gateway_url":        {Kind: KindURL, Default: "ws://127.0.0.1:18789", Schemes: []string{"ws", "wss"}, LoopbackSchemes: []string{"ws"}},
+				"gateway_token_env":  {Kind: KindEnv},
+				"gateway_token_file": {Kind: KindFile},
+				"session_key":        {Kind: KindString},
+			},
+		}, true
 	}
 	return Profile{}, false
 }
@@ -124,18 +195,238 @@ func LoadProfile(getenv func(string) string) (Profile, error) {
 	if p.Name == "" {
 		p.Name = p.Command
 	}
+	if err := p.check(); err != nil {
+		return Profile{}, fmt.Errorf("%s: %w", EnvProfile, err)
+	}
 	return p, nil
 }
 
-// expand fills the placeholders of s.
+// adapterSettings are the adapter's own settings keys; a profile may not
+// redeclare them.
+var adapterSettings = []string{"command", "permission_policy", "permission_timeout_seconds", "extra_args"}
+
+// secretRE finds {secret.NAME} placeholders.
+var secretRE = regexp.MustCompile(`\{secret\.([A-Za-z0-9_]+)\}`)
+
+// check validates a profile's own settings and where secrets may go.
+func (p Profile) check() error {
+	for name, spec := range p.Settings {
+		if slices.Contains(adapterSettings, name) {
+			return fmt.Errorf("settings.%s: the adapter's own setting", name)
+		}
+		switch spec.Kind {
+		case KindString, KindEnv, KindFile:
+		case KindURL:
+			if len(spec.Schemes) == 0 {
+				return fmt.Errorf("settings.%s: a url setting needs schemes", name)
+			}
+		default:
+			return fmt.Errorf("settings.%s: kind %q: want string, url, env or file", name, spec.Kind)
+		}
+	}
+	notEnv := append(append([]string{}, p.Args...), p.ModelArgs...)
+	for _, g := range p.OptionalArgs {
+		notEnv = append(notEnv, g...)
+	}
+	for _, as := range p.PolicyArgs {
+		notEnv = append(notEnv, as...)
+	}
+	for _, c := range p.Files {
+		notEnv = append(notEnv, c)
+	}
+	for _, a := range notEnv {
+		if secretRE.MatchString(a) || strings.Contains(a, "{api_key}") {
+			return fmt.Errorf("%q: secrets ({api_key}, {secret.NAME}) go in env only", a)
+		}
+	}
+	for _, v := range p.Env {
+		for _, m := range secretRE.FindAllStringSubmatch(v, -1) {
+			if p.Settings[m[1]].Kind != KindEnv {
+				return fmt.Errorf("env %q: {secret.%s} needs a setting %s of kind env", v, m[1], m[1])
+			}
+		}
+	}
+	return nil
+}
+
+// envNameRE is what a variable name looks like.
+var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// resolveSettings checks the values of the profile's own settings (raw,
+// from harness.settings) and returns the placeholders they fill:
+// settings.NAME and, for env settings, secret.NAME. lookup reads the
+// host's environment. Errors name the setting.
+func (p Profile) resolveSettings(raw map[string]any, lookup func(string) (string, bool)) (map[string]string, error) {
+	vars := map[string]string{}
+	names := make([]string, 0, len(p.Settings))
+	for n := range p.Settings {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		spec := p.Settings[name]
+		field := "settings." + name
+		v := spec.Default
+		if rv, ok := raw[name]; ok && rv != nil {
+			sv, ok := rv.(string)
+			if !ok {
+				return nil, fmt.Errorf("%s must be a string", field)
+			}
+			if strings.TrimSpace(sv) == "" {
+				return nil, fmt.Errorf("%s must not be empty", field)
+			}
+			v = sv
+		}
+		if v == "" {
+			continue
+		}
+		switch spec.Kind {
+		case KindURL:
+			u, err := url.Parse(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", field, err)
+			}
+			if !slices.Contains(spec.Schemes, u.Scheme) {
+				return nil, fmt.Errorf("%s %q: the scheme must be one of %s", field, v, strings.Join(spec.Schemes, ", "))
+			}
+			if u.Host == "" || u.Hostname() == "" {
+				return nil, fmt.Errorf("%s %q: no host", field, v)
+			}
+			if slices.Contains(spec.LoopbackSchemes, u.Scheme) && !loopbackHost(u.Hostname()) {
+				return nil, fmt.Errorf("%s %q: %s:// is allowed only to a loopback host (it is not encrypted)", field, v, u.Scheme)
+			}
+			if u.User != nil {
+				return nil, fmt.Errorf("%s: credentials do not belong in the URL (use the profile's token settings)", field)
+			}
+		case KindEnv:
+			if !envNameRE.MatchString(v) {
+				return nil, fmt.Errorf("%s %q is not a variable name", field, v)
+			}
+			sec, ok := lookup(v)
+			if !ok || sec == "" {
+				return nil, fmt.Errorf("the environment variable %s (%s) is not set", v, field)
+			}
+			vars["secret."+name] = sec
+		case KindFile:
+			if !filepath.IsAbs(v) {
+				return nil, fmt.Errorf("%s %q must be an absolute path", field, v)
+			}
+			st, err := os.Stat(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", field, err)
+			}
+			if !st.Mode().IsRegular() {
+				return nil, fmt.Errorf("%s %s is not a regular file", field, v)
+			}
+			f, err := os.Open(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", field, err)
+			}
+			f.Close()
+		}
+		vars["settings."+name] = v
+	}
+	return vars, nil
+}
+
+// loopbackHost reports whether host is localhost or a loopback address.
+func loopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.Unmap().IsLoopback()
+}
+
+// unresolved reports whether s holds a placeholder vars has no value for
+// (an empty value counts as none).
+func unresolved(s string, vars map[string]string) bool {
+	for rest := s; ; {
+		i := strings.IndexByte(rest, '{')
+		if i < 0 {
+			return false
+		}
+		j := strings.IndexByte(rest[i:], '}')
+		if j < 0 {
+			return false
+		}
+		key := rest[i+1 : i+j]
+		if placeholderRE.MatchString(key) && vars[key] == "" {
+			return true
+		}
+		rest = rest[i+j+1:]
+	}
+}
+
+// placeholderRE is what a placeholder's name looks like.
+var placeholderRE = regexp.MustCompile(`^(base_url|api_key_env|api_key|model|home|workspace|(settings|secret)\.[A-Za-z0-9_]+)$`)
+
+// expand fills the placeholders of s in one pass: text a value brings in
+// is never expanded again (a setting's value cannot pull a secret into
+// argv). Braces that are not a known placeholder stay as they are.
 func expand(s string, vars map[string]string) string {
 	if !strings.Contains(s, "{") {
 		return s
 	}
-	for k, v := range vars {
-		s = strings.ReplaceAll(s, "{"+k+"}", v)
+	var b strings.Builder
+	for {
+		i := strings.IndexByte(s, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(s[i:], '}')
+		if j < 0 {
+			break
+		}
+		key := s[i+1 : i+j]
+		b.WriteString(s[:i])
+		if v, ok := vars[key]; ok && placeholderRE.MatchString(key) {
+			b.WriteString(v)
+			s = s[i+j+1:]
+		} else { // not a placeholder: keep the brace, look inside
+			b.WriteByte('{')
+			s = s[i+1:]
+		}
 	}
-	return s
+	b.WriteString(s)
+	return b.String()
 }
 
-var _ = os.Getenv
+// argv is the agent's arguments: the profile's, model_args when a model is
+// configured, the policy's, the optional groups whose placeholders all
+// have values, then extra (harness.settings.extra_args, not expanded).
+func (p Profile) argv(vars map[string]string, policy string, extra []string) []string {
+	args := make([]string, 0, len(p.Args)+8)
+	for _, a := range p.Args {
+		args = append(args, expand(a, vars))
+	}
+	if vars["model"] != "" {
+		for _, a := range p.ModelArgs {
+			args = append(args, expand(a, vars))
+		}
+	}
+	for _, a := range p.PolicyArgs[policy] {
+		args = append(args, expand(a, vars))
+	}
+	for _, g := range p.OptionalArgs {
+		if slices.ContainsFunc(g, func(a string) bool { return unresolved(a, vars) }) {
+			continue
+		}
+		for _, a := range g {
+			args = append(args, expand(a, vars))
+		}
+	}
+	return append(args, extra...)
+}
+
+// env is what the profile adds to the agent's environment; entries with a
+// placeholder that has no value are left out.
+func (p Profile) env(vars map[string]string) map[string]string {
+	out := map[string]string{}
+	for k, v := range p.Env {
+		if !unresolved(v, vars) {
+			out[k] = expand(v, vars)
+		}
+	}
+	return out
+}

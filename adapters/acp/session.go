@@ -78,14 +78,29 @@ func startErr(code string, err error) *adapterkit.Error {
 	return &adapterkit.Error{Code: code, Message: err.Error()}
 }
 
-func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
+// parseSettings decodes harness.settings: the adapter's own keys into
+// Settings, the keys the profile declares (prof.Settings) into the
+// returned map, anything else is an error.
+func parseSettings(h *contract.AgentHarnessConfig, prof Profile) (Settings, map[string]any, error) {
 	var s Settings
+	own := map[string]any{}
 	if h != nil && len(h.Settings) > 0 {
-		b, _ := json.Marshal(h.Settings)
+		rest := map[string]any{}
+		for k, v := range h.Settings {
+			if _, ok := prof.Settings[k]; ok {
+				own[k] = v
+			} else {
+				rest[k] = v
+			}
+		}
+		b, err := json.Marshal(rest)
+		if err != nil {
+			return s, nil, err
+		}
 		dec := json.NewDecoder(strings.NewReader(string(b)))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&s); err != nil {
-			return s, err
+			return s, nil, err
 		}
 	}
 	switch s.PermissionPolicy {
@@ -93,12 +108,12 @@ func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 		s.PermissionPolicy = PolicyAllow
 	case PolicyAllow, PolicyDeny, PolicyAsk:
 	default:
-		return s, fmt.Errorf("permission_policy %q: want allow, deny or ask", s.PermissionPolicy)
+		return s, nil, fmt.Errorf("permission_policy %q: want allow, deny or ask", s.PermissionPolicy)
 	}
 	if s.PermissionTimeoutSeconds < 0 {
-		return s, errors.New("permission_timeout_seconds must not be negative")
+		return s, nil, errors.New("permission_timeout_seconds must not be negative")
 	}
-	return s, nil
+	return s, own, nil
 }
 
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
@@ -106,7 +121,11 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, startErr(CodeInvalidConfig, err)
 	}
-	set, err := parseSettings(in.Config.Harness)
+	set, own, err := parseSettings(in.Config.Harness, prof)
+	if err != nil {
+		return nil, startErr(CodeInvalidSettings, err)
+	}
+	ownVars, err := prof.resolveSettings(own, os.LookupEnv)
 	if err != nil {
 		return nil, startErr(CodeInvalidSettings, err)
 	}
@@ -125,9 +144,10 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		return nil, startErr(CodeStartFailed, err)
 	}
 	vars := map[string]string{"home": s.home, "workspace": workspace}
-	var modelName string
+	for k, v := range ownVars {
+		vars[k] = v
+	}
 	if m, ok := selectModel(in.Config.Models); ok {
-		modelName = m.Model
 		vars["model"] = m.Model
 		if m.BaseURL != nil {
 			vars["base_url"] = strings.TrimRight(*m.BaseURL, "/")
@@ -140,19 +160,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			vars["api_key_env"], vars["api_key"] = *m.APIKeyEnv, v
 		}
 	}
-	args := make([]string, 0, len(prof.Args)+8)
-	for _, a := range prof.Args {
-		args = append(args, expand(a, vars))
-	}
-	if modelName != "" {
-		for _, a := range prof.ModelArgs {
-			args = append(args, expand(a, vars))
-		}
-	}
-	for _, a := range prof.PolicyArgs[set.PermissionPolicy] {
-		args = append(args, expand(a, vars))
-	}
-	args = append(args, set.ExtraArgs...)
+	args := prof.argv(vars, set.PermissionPolicy, set.ExtraArgs)
 	for rel, content := range prof.Files {
 		p := filepath.Join(s.home, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
@@ -169,25 +177,15 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, startErr(CodeBinaryNotFound, err)
 	}
-	extra := map[string]string{}
+	extra := prof.env(vars)
 	for k, v := range prof.Env {
-		if strings.Contains(v, "{api_key}") && vars["api_key"] == "" {
-			continue
-		}
-		if strings.Contains(v, "{base_url}") && vars["base_url"] == "" {
-			continue
-		}
-		if strings.Contains(v, "{model}") && vars["model"] == "" {
-			continue
-		}
-		extra[k] = expand(v, vars)
-		if strings.HasPrefix(v, "{home}/") { // a private directory the agent expects to exist
+		if _, ok := extra[k]; ok && strings.HasPrefix(v, "{home}/") { // a private directory the agent expects to exist
 			if err := os.MkdirAll(extra[k], 0o700); err != nil {
 				return nil, startErr(CodeStartFailed, err)
 			}
 		}
 	}
-	if err := s.launch(ctx, bin, args, extra); err != nil {
+	if err := s.launch(ctx, bin, args, extra, prof.DropEnv); err != nil {
 		return nil, startErr(CodeStartFailed, err)
 	}
 	if err := s.handshake(ctx, in.Config.MCP); err != nil {
@@ -303,13 +301,16 @@ func (s *session) makeDirs(fabricHome string) error {
 
 // agentEnv is the host's environment without the host protocol's variables,
 // with HOME, TMPDIR and XDG dirs private to the runtime, plus extra.
-func agentEnv(base []string, home, tmp string, extra map[string]string) []string {
+func agentEnv(base []string, home, tmp string, extra map[string]string, dropEnv []string) []string {
 	drop := map[string]bool{
 		hostproto.EnvChannelFD: true, hostproto.EnvProtocol: true, "FABRIC_BUILTIN_ADAPTER": true, EnvProfile: true,
 		"HOME": true, "TMPDIR": true, "TMP": true, "TEMP": true,
 		"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true, "XDG_STATE_HOME": true,
 	}
 	for k := range extra {
+		drop[k] = true
+	}
+	for _, k := range dropEnv {
 		drop[k] = true
 	}
 	env := make([]string, 0, len(base)+len(extra)+8)
@@ -336,7 +337,7 @@ func agentEnv(base []string, home, tmp string, extra map[string]string) []string
 	return env
 }
 
-func (s *session) launch(ctx context.Context, bin string, args []string, extra map[string]string) error {
+func (s *session) launch(ctx context.Context, bin string, args []string, extra map[string]string, dropEnv []string) error {
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return err
@@ -350,7 +351,7 @@ func (s *session) launch(ctx context.Context, bin string, args []string, extra m
 	path, args, supEnv := supervisorCommand(bin, args)
 	p, err := proc.Start(ctx, proc.Spec{
 		Path: path, Args: args, Dir: s.workspace,
-		Env:   append(agentEnv(os.Environ(), s.home, s.tmp, extra), supEnv...),
+		Env:   append(agentEnv(os.Environ(), s.home, s.tmp, extra, dropEnv), supEnv...),
 		Stdin: inR, Stdout: outW, Stderr: os.Stderr,
 		Grace: killGrace,
 	})

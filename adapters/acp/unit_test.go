@@ -2,8 +2,10 @@ package acp
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -17,16 +19,24 @@ import (
 
 func TestLoadProfile(t *testing.T) {
 	env := func(v string) func(string) string { return func(string) string { return v } }
-	for _, name := range []string{ProfileGemini, ProfileQwen, ProfileCodexACP, ProfileClaude} {
+	for _, name := range []string{ProfileGemini, ProfileQwen, ProfileCodexACP, ProfileClaude, ProfileOpenClaw} {
 		if p, err := LoadProfile(env(name)); err != nil || p.Command == "" {
 			t.Errorf("%s: %+v %v", name, p, err)
+		} else if err := p.check(); err != nil {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
 	p, err := LoadProfile(env(`{"command":"my-agent","args":["--acp"],"env":{"MY_KEY":"{api_key}"}}`))
 	if err != nil || p.Command != "my-agent" || p.Name != "my-agent" || p.Env["MY_KEY"] != "{api_key}" {
 		t.Fatalf("json profile: %+v %v", p, err)
 	}
-	for _, bad := range []string{"", "nope", `{"args":[]}`, `{"command":"x","unknown":1}`, `{`} {
+	for _, bad := range []string{"", "nope", `{"args":[]}`, `{"command":"x","unknown":1}`, `{`,
+		`{"command":"x","args":["--key","{api_key}"]}`,
+		`{"command":"x","settings":{"t":{"kind":"env"}},"optional_args":[["--token","{secret.t}"]]}`,
+		`{"command":"x","env":{"T":"{secret.t}"}}`,
+		`{"command":"x","settings":{"u":{"kind":"url"}}}`,
+		`{"command":"x","settings":{"u":{"kind":"nope"}}}`,
+		`{"command":"x","settings":{"command":{"kind":"string"}}}`} {
 		if _, err := LoadProfile(env(bad)); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}
@@ -34,14 +44,74 @@ func TestLoadProfile(t *testing.T) {
 }
 
 func TestParseSettings(t *testing.T) {
-	s, err := parseSettings(nil)
+	s, _, err := parseSettings(nil, Profile{})
 	if err != nil || s.PermissionPolicy != PolicyAllow {
 		t.Fatalf("default: %+v %v", s, err)
 	}
-	for _, bad := range []map[string]any{{"permission_policy": "maybe"}, {"permission_timeout_seconds": -1}, {"what": 1}} {
-		if _, err := parseSettings(&contract.AgentHarnessConfig{Settings: bad}); err == nil {
+	for _, bad := range []map[string]any{{"permission_policy": "maybe"}, {"permission_timeout_seconds": -1}, {"what": 1}, {"gateway_url": "ws://x"}} {
+		if _, _, err := parseSettings(&contract.AgentHarnessConfig{Settings: bad}, Profile{}); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
+	}
+	oc, _ := Bundled(ProfileOpenClaw)
+	s, own, err := parseSettings(&contract.AgentHarnessConfig{Settings: map[string]any{"gateway_url": "ws://127.0.0.1:1", "permission_policy": "deny"}}, oc)
+	if err != nil || s.PermissionPolicy != PolicyDeny || own["gateway_url"] != "ws://127.0.0.1:1" {
+		t.Fatalf("openclaw settings: %+v %v %v", s, own, err)
+	}
+}
+
+// TestProfileSettings: a profile's own settings are validated with errors
+// naming the field, fill {settings.NAME} / {secret.NAME}, and optional
+// argument groups and env entries without a value are left out.
+func TestProfileSettings(t *testing.T) {
+	oc, _ := Bundled(ProfileOpenClaw)
+	tokenFile := filepath.Join(t.TempDir(), "dashboard.token")
+	if err := os.WriteFile(tokenFile, []byte("tok-secret-123"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(k string) (string, bool) {
+		if k == "MY_GW_TOKEN" {
+			return "env-secret-456", true
+		}
+		return "", false
+	}
+	vars, err := oc.resolveSettings(map[string]any{}, lookup)
+	if err != nil || vars["settings.gateway_url"] != "ws://127.0.0.1:18789" || len(vars) != 1 {
+		t.Fatalf("defaults: %v %v", vars, err)
+	}
+	for _, ok := range []string{"ws://localhost:1", "ws://[::1]:2", "ws://127.0.0.2:3", "wss://10.0.0.1"} {
+		if _, err := oc.resolveSettings(map[string]any{"gateway_url": ok}, lookup); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	vars, err = oc.resolveSettings(map[string]any{"gateway_url": "wss://gw.example:443/x", "gateway_token_env": "MY_GW_TOKEN",
+		"gateway_token_file": tokenFile, "session_key": "agent:main:fabric"}, lookup)
+	if err != nil || vars["secret.gateway_token_env"] != "env-secret-456" || vars["settings.gateway_token_file"] != tokenFile {
+		t.Fatalf("all set: %v %v", vars, err)
+	}
+	for field, bad := range map[string]any{
+		"gateway_url":        "http://127.0.0.1:1",
+		"gateway_token_env":  "NOT_SET_ANYWHERE",
+		"gateway_token_file": "relative/token",
+		"session_key":        "",
+	} {
+		_, err := oc.resolveSettings(map[string]any{field: bad}, lookup)
+		if err == nil || !strings.Contains(err.Error(), "settings."+field) {
+			t.Errorf("%s=%v: %v, want an error naming settings.%s", field, bad, err, field)
+		}
+	}
+	for _, bad := range []map[string]any{
+		{"gateway_url": "ws://user:pw@127.0.0.1:1"}, {"gateway_url": "ws://"}, {"gateway_url": 7},
+		{"gateway_url": "ws://gw.example:18789"}, {"gateway_url": "ws://10.0.0.1:18789"},
+		{"gateway_token_env": "1BAD"}, {"gateway_token_file": filepath.Join(t.TempDir(), "missing")}, {"gateway_token_file": t.TempDir()},
+	} {
+		if _, err := oc.resolveSettings(bad, lookup); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	vars["home"] = "/h"
+	if unresolved("{settings.gateway_token_file}", vars) || !unresolved("{settings.nope}", vars) || unresolved("{\"json\":1}", vars) {
+		t.Error("unresolved")
 	}
 }
 
@@ -172,16 +242,110 @@ func TestMCPServers(t *testing.T) {
 }
 
 func TestAgentEnvIsolated(t *testing.T) {
-	env := agentEnv([]string{"HOME=/root", "FABRIC_HOST_CHANNEL_FD=3", "PATH=/bin", "OPENAI_API_KEY=other"}, "/h", "/t", map[string]string{"OPENAI_API_KEY": "mine"})
+	env := agentEnv([]string{"HOME=/root", "FABRIC_HOST_CHANNEL_FD=3", "PATH=/bin", "OPENAI_API_KEY=other", "DROP_ME=1"}, "/h", "/t", map[string]string{"OPENAI_API_KEY": "mine"}, []string{"DROP_ME"})
 	joined := strings.Join(env, "\n")
 	for _, want := range []string{"HOME=/h", "TMPDIR=/t", "PATH=/bin", "OPENAI_API_KEY=mine"} {
 		if !strings.Contains(joined, want) {
 			t.Errorf("missing %s", want)
 		}
 	}
-	for _, bad := range []string{"HOME=/root", "FABRIC_HOST_CHANNEL_FD", "OPENAI_API_KEY=other"} {
+	for _, bad := range []string{"HOME=/root", "FABRIC_HOST_CHANNEL_FD", "OPENAI_API_KEY=other", "DROP_ME"} {
 		if strings.Contains(joined, bad) {
 			t.Errorf("kept %s", bad)
 		}
+	}
+}
+
+// TestOpenClawCommand: the openclaw profile's argv and env for a token
+// file and for a token variable; the token is never in argv, and a
+// setting's value cannot pull a secret into argv.
+func TestOpenClawCommand(t *testing.T) {
+	oc, _ := Bundled(ProfileOpenClaw)
+	tokenFile := filepath.Join(t.TempDir(), "dashboard.token")
+	if err := os.WriteFile(tokenFile, []byte("tok-file-secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	lookup := func(k string) (string, bool) {
+		return map[string]string{"GW_TOKEN": "tok-env-secret"}[k], k == "GW_TOKEN"
+	}
+	build := func(raw map[string]any) ([]string, map[string]string) {
+		t.Helper()
+		vars, err := oc.resolveSettings(raw, lookup)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars["home"], vars["workspace"] = "/h", "/w"
+		return oc.argv(vars, PolicyAllow, []string{"--verbose"}), oc.env(vars)
+	}
+
+	args, env := build(map[string]any{"gateway_url": "ws://127.0.0.1:4242", "gateway_token_file": tokenFile})
+	if want := []string{"acp", "--token-file", tokenFile, "--verbose"}; !slices.Equal(args, want) {
+		t.Errorf("argv %q, want %q", args, want)
+	}
+	if env["OPENCLAW_GATEWAY_URL"] != "ws://127.0.0.1:4242" || env["OPENCLAW_STATE_DIR"] != "/h/.openclaw" {
+		t.Errorf("env %v", env)
+	}
+	if _, ok := env["OPENCLAW_GATEWAY_TOKEN"]; ok {
+		t.Error("OPENCLAW_GATEWAY_TOKEN set without gateway_token_env")
+	}
+
+	args, env = build(map[string]any{"gateway_token_env": "GW_TOKEN", "session_key": "{secret.gateway_token_env}"})
+	if want := []string{"acp", "--session", "{secret.gateway_token_env}", "--verbose"}; !slices.Equal(args, want) {
+		t.Errorf("argv %q, want %q", args, want)
+	}
+	if env["OPENCLAW_GATEWAY_TOKEN"] != "tok-env-secret" || env["OPENCLAW_GATEWAY_URL"] != "ws://127.0.0.1:18789" {
+		t.Errorf("env %v", env)
+	}
+	for _, a := range args {
+		if strings.Contains(a, "secret") && a != "{secret.gateway_token_env}" {
+			t.Errorf("argv holds %q", a)
+		}
+	}
+	if !slices.Contains(oc.DropEnv, "OPENCLAW_GATEWAY_PASSWORD") {
+		t.Error("an inherited OPENCLAW_GATEWAY_PASSWORD would reach the bridge")
+	}
+}
+
+func TestExpandOnePass(t *testing.T) {
+	vars := map[string]string{"model": "{api_key}", "api_key": "k", "home": "/h"}
+	if got := expand("{model}|{home}/x|{nope}|{", vars); got != "{api_key}|/h/x|{nope}|{" {
+		t.Errorf("expand = %q", got)
+	}
+	if got := expand(`{"a":{"b":"{home}/c"},"d":"{model}"}`, vars); got != `{"a":{"b":"/h/c"},"d":"{api_key}"}` {
+		t.Errorf("expand = %q", got)
+	}
+}
+
+// TestOpenClawDescriptorMatchesProfile: the descriptor's settings_schema
+// lists exactly the adapter's settings and the profile's own, and its
+// runner names the profile.
+func TestOpenClawDescriptorMatchesProfile(t *testing.T) {
+	var d struct {
+		Runner struct {
+			Env map[string]string `json:"env"`
+		} `json:"runner"`
+		Settings struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		} `json:"settings_schema"`
+	}
+	if err := json.Unmarshal(DescriptorOpenClaw, &d); err != nil {
+		t.Fatal(err)
+	}
+	if d.Runner.Env[EnvProfile] != ProfileOpenClaw {
+		t.Errorf("runner.env %v", d.Runner.Env)
+	}
+	oc, _ := Bundled(ProfileOpenClaw)
+	want := slices.Clone(adapterSettings)
+	for k := range oc.Settings {
+		want = append(want, k)
+	}
+	var got []string
+	for k := range d.Settings.Properties {
+		got = append(got, k)
+	}
+	slices.Sort(want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("settings_schema properties %v, want %v", got, want)
 	}
 }
