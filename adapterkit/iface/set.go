@@ -336,14 +336,17 @@ func Start(ctx context.Context, spec Spec) (*Set, error) {
 		return nil, errorf(CodeFilesFailed, "", err, "remove stale interface files")
 	}
 	for _, c := range s.children {
-		if c.hasToken() && c.Token != "" {
+		switch {
+		case !c.hasToken():
+			continue
+		case c.Token != "":
 			c.token = c.Token
-		} else if c.hasToken() {
-			if c.token, err = newToken(); err != nil {
+		default:
+			if c.token, err = NewToken(); err != nil {
 				return nil, errorf(CodeLaunchFailed, c.Name, err, "generate token")
 			}
-			recordForAudit(c.token)
 		}
+		recordForAudit(c.token)
 	}
 	if err := s.launch(ctx); err != nil {
 		return nil, s.abort(ctx, err)
@@ -363,7 +366,11 @@ func Start(ctx context.Context, spec Spec) (*Set, error) {
 	return s, nil
 }
 
-func newToken() (string, error) {
+// NewToken generates a per-start credential of the kind Start generates
+// (256 bits of crypto/rand, lower-case hex): for an adapter whose harness
+// needs its credential before the interface set starts (Child.Token) or
+// that runs without interfaces.
+func NewToken() (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {
 		return "", err

@@ -2,8 +2,6 @@ package openclaw
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -186,7 +184,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		}
 		s.ifaces, s.gw, s.token = set, set.Process(Dashboard), set.Token(Dashboard)
 	} else {
-		if s.token, err = newToken(); err != nil {
+		if s.token, err = iface.NewToken(); err != nil {
 			return nil, startErr(CodeStartFailed, err)
 		}
 		p, err := proc.Start(ctx, proc.Spec{
@@ -422,14 +420,6 @@ func workspaceDir(ws *string) (string, error) {
 		return "", fmt.Errorf("workspace %s is not a directory", abs)
 	}
 	return abs, nil
-}
-
-func newToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // alive reports whether the Gateway runs.

@@ -3,8 +3,6 @@ package opencode
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -162,7 +160,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			return nil, startErr(CodeStartFailed, err)
 		}
 	}
-	if s.password, err = newToken(); err != nil {
+	if s.password, err = iface.NewToken(); err != nil {
 		return nil, startErr(CodeStartFailed, err)
 	}
 	env := s.env(os.Environ(), key)
@@ -514,14 +512,6 @@ func workspaceDir(ws *string) (string, error) {
 		return "", fmt.Errorf("workspace %s is not a directory", abs)
 	}
 	return abs, nil
-}
-
-func newToken() (string, error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // alive reports whether the server runs.
