@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -16,13 +15,13 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/testaudit"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -176,42 +175,15 @@ func (l *live) tryStart(cfg map[string]any) (*fabric.Runtime, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
 	defer cancel()
 	if p, err := l.client.Plan(ctx, loaded); err == nil {
-		audit(l.t, "plan", p)
+		testaudit.Log(l.t, "plan", p)
 	}
 	rt, err := l.client.StartRuntime(ctx, loaded)
 	if err != nil {
 		return nil, err
 	}
 	l.t.Cleanup(func() { rt.Stop(context.Background()) })
-	audit(l.t, "handle", rt.Handle())
+	testaudit.Log(l.t, "handle", rt.Handle())
 	return rt, nil
-}
-
-// audit logs v as JSON for the suite's token scan (scripts/test searches
-// the whole verbose test output for every interface token, T1), so every
-// plan, handle and result these tests see is part of what it searches.
-func audit(t testing.TB, what string, v any) {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatalf("audit %s: %v", what, err)
-	}
-	t.Logf("audit %s: %s", what, b)
-}
-
-// auditFiles logs every log file under dir (the host's stderr log, the
-// harness's own logs) for the same scan.
-func auditFiles(t testing.TB, dir string) {
-	t.Helper()
-	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() || !strings.HasSuffix(path, ".log") {
-			return nil
-		}
-		if data, err := os.ReadFile(path); err == nil && utf8.Valid(data) {
-			t.Logf("audit file %s:\n%s", path, data)
-		}
-		return nil
-	})
 }
 
 func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult {
@@ -222,7 +194,7 @@ func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult 
 	if err != nil {
 		t.Fatalf("invoke %q: %v", input, err)
 	}
-	audit(t, "result", res)
+	testaudit.Log(t, "result", res)
 	return res
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/browsertest"
+	"github.com/fabric-runtime/fabric/internal/testaudit"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -258,7 +259,7 @@ func TestLive(t *testing.T) {
 		members := groupPids(gw)
 		mentioning := processesMentioning(root)
 		t.Logf("before stop: gateway group %d %v; processes with the runtime's state %v", gw, members, mentioning)
-		auditFiles(t, l.stateDir)
+		testaudit.LogFiles(t, l.stateDir)
 		t0 := time.Now()
 		if _, err := rt.Stop(context.Background()); err != nil {
 			t.Fatal(err)

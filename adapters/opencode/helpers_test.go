@@ -18,6 +18,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/testaudit"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -172,11 +173,15 @@ func (l *live) start(cfg map[string]any) *fabric.Runtime {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
 	defer cancel()
+	if p, err := l.client.Plan(ctx, loaded); err == nil {
+		testaudit.Log(l.t, "plan", p)
+	}
 	rt, err := l.client.StartRuntime(ctx, loaded)
 	if err != nil {
 		l.t.Fatalf("start: %v", err)
 	}
 	l.t.Cleanup(func() { rt.Stop(context.Background()) })
+	testaudit.Log(l.t, "handle", rt.Handle())
 	return rt
 }
 
@@ -188,6 +193,7 @@ func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult 
 	if err != nil {
 		t.Fatalf("invoke %q: %v", input, err)
 	}
+	testaudit.Log(t, "result", res)
 	return res
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/browsertest"
+	"github.com/fabric-runtime/fabric/internal/testaudit"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -332,6 +333,7 @@ func TestLive(t *testing.T) {
 	})
 
 	t.Run("stop", func(t *testing.T) {
+		testaudit.LogFiles(t, l.stateDir)
 		t1 := time.Now()
 		if _, err := rt.Stop(context.Background()); err != nil {
 			t.Fatalf("stop: %v", err)
