@@ -129,7 +129,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, startErr(CodeInvalidSettings, err)
 	}
-	workspace, err := workspaceDir(in.RuntimeContext.Environment.Workspace)
+	workspace, err := workspaceDir(in)
 	if err != nil {
 		return nil, startErr(CodeInvalidConfig, err)
 	}
@@ -210,30 +210,14 @@ func selectModel(models map[string]contract.AgentModel) (contract.AgentModel, bo
 	return contract.AgentModel{}, false
 }
 
-func workspaceDir(ws *string) (string, error) {
-	dir := ""
-	if ws != nil {
-		dir = *ws
-	}
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		dir = wd
-	}
-	abs, err := filepath.Abs(dir)
+// workspaceDir is the runtime's workspace with symlinks resolved, so that
+// the fs methods' confinement compares real paths.
+func workspaceDir(in adapterkit.StartInput) (string, error) {
+	ws, err := adapterkit.Workspace(in)
 	if err != nil {
 		return "", err
 	}
-	abs, err = filepath.EvalSymlinks(abs)
-	if err != nil {
-		return "", err
-	}
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("workspace %s is not a directory", abs)
-	}
-	return abs, nil
+	return filepath.EvalSymlinks(ws)
 }
 
 func lookPath(name, path string) (string, error) {

@@ -74,7 +74,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, startErr(CodeBinaryNotFound, err)
 	}
-	workspace, err := workspaceDir(in.RuntimeContext.Environment.Workspace)
+	workspace, err := adapterkit.Workspace(in)
 	if err != nil {
 		return nil, startErr(CodeInvalidWorkspace, err)
 	}
@@ -107,30 +107,6 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	}
 	ok = true
 	return s, nil
-}
-
-// workspaceDir is the environment's workspace, else the host's working
-// directory (which the core sets to the workspace).
-func workspaceDir(ws *string) (string, error) {
-	dir := ""
-	if ws != nil {
-		dir = *ws
-	}
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		dir = wd
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("workspace %s is not a directory", abs)
-	}
-	return abs, nil
 }
 
 // session is one runtime: one codex app-server process and one thread.

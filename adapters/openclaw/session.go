@@ -106,7 +106,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	case err != nil:
 		return nil, startErr(CodeBinaryNotFound, err)
 	}
-	workspace, err := workspaceDir(in.RuntimeContext.Environment.Workspace)
+	workspace, err := adapterkit.Workspace(in)
 	if err != nil {
 		return nil, startErr(CodeInvalidWorkspace, err)
 	}
@@ -396,30 +396,6 @@ func (s *session) env(base []string, bin Binary, m Model, key string) []string {
 		"NO_COLOR=1",
 		KeyEnv+"="+key,
 	)
-}
-
-// workspaceDir is the environment's workspace, else the host's working
-// directory (which the core sets to the workspace).
-func workspaceDir(ws *string) (string, error) {
-	dir := ""
-	if ws != nil {
-		dir = *ws
-	}
-	if dir == "" {
-		wd, err := os.Getwd()
-		if err != nil {
-			return "", err
-		}
-		dir = wd
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return "", err
-	}
-	if st, err := os.Stat(abs); err != nil || !st.IsDir() {
-		return "", fmt.Errorf("workspace %s is not a directory", abs)
-	}
-	return abs, nil
 }
 
 // alive reports whether the Gateway runs.
