@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net"
 	"net/netip"
 	"os"
@@ -209,95 +210,16 @@ func events(res *contract.RunResult, kind string) []contract.FabricEvent {
 	return out
 }
 
-// statOf reads the parent pid, process group and command name of pid.
-func statOf(pid int) (ppid, pgrp int, comm string, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, "", false
-	}
-	s := string(data)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return 0, 0, "", false
-	}
-	f := strings.Fields(s[end+2:])
-	if len(f) < 3 || f[0] == "Z" {
-		return 0, 0, "", false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	pgrp, _ = strconv.Atoi(f[2])
-	return ppid, pgrp, s[open+1 : end], true
-}
-
-func allPids() []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // codexPid finds the codex process the host started.
 func codexPid(t testing.TB, hostPid int) int {
 	t.Helper()
-	for _, pid := range allPids() {
-		if ppid, _, comm, ok := statOf(pid); ok && ppid == hostPid && strings.HasPrefix(comm, "codex") {
+	for _, pid := range testproc.Pids() {
+		if ppid, _, comm, ok := testproc.Stat(pid); ok && ppid == hostPid && strings.HasPrefix(comm, "codex") {
 			return pid
 		}
 	}
 	t.Fatalf("no codex child of host %d", hostPid)
 	return 0
-}
-
-// groupPids lists the live processes of process group pgid.
-func groupPids(pgid int) []int {
-	var out []int
-	for _, pid := range allPids() {
-		if _, pg, _, ok := statOf(pid); ok && pg == pgid {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// processesMentioning lists the live processes whose environment
-// contains dir.
-func processesMentioning(dir string) []int {
-	var out []int
-	for _, pid := range allPids() {
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil || !strings.Contains(string(env), dir) {
-			continue
-		}
-		if _, _, _, ok := statOf(pid); ok {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// rssKiB sums VmRSS over pids.
-func rssKiB(pids []int) int64 {
-	var total int64
-	for _, pid := range pids {
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-		if err != nil {
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				f := strings.Fields(rest)
-				if len(f) > 0 {
-					n, _ := strconv.ParseInt(f[0], 10, 64)
-					total += n
-				}
-			}
-		}
-	}
-	return total
 }
 
 // remoteAddrs returns the remote addresses of the TCP sockets pid holds.

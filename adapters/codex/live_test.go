@@ -5,6 +5,7 @@ package codex_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,7 +236,7 @@ func TestLiveStopCleansUp(t *testing.T) {
 		t.Fatalf("invoke: %s %+v", res.Status, res.Error)
 	}
 	pid := codexPid(t, rt.HostPid())
-	members := groupPids(pid)
+	members := testproc.Group(pid)
 	homes, _ := filepath.Glob(filepath.Join(l.stateDir, "*", "codex"))
 	if len(homes) != 1 {
 		t.Fatalf("private dirs %v", homes)
@@ -259,7 +260,7 @@ func TestLiveStopCleansUp(t *testing.T) {
 	// The detached sleeper shows up shortly after the turn.
 	var mentioning []int
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if mentioning = processesMentioning(root); len(mentioning) >= 2 || time.Now().After(deadline) {
+		if mentioning = testproc.Mentioning(root); len(mentioning) >= 2 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -273,11 +274,11 @@ func TestLiveStopCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("stop took %s", time.Since(t0).Round(time.Millisecond))
-	if left := groupPids(pid); len(left) > 0 {
+	if left := testproc.Group(pid); len(left) > 0 {
 		t.Errorf("processes %v of codex's group %d survived stop", left, pid)
 	}
 	for _, p := range append(members, mentioning...) {
-		if _, _, comm, ok := statOf(p); ok {
+		if _, _, comm, ok := testproc.Stat(p); ok {
 			t.Errorf("process %d (%s) survived stop", p, comm)
 		}
 	}

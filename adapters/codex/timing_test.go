@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"io"
 	"os"
 	"os/exec"
@@ -91,7 +92,7 @@ func sample(pids func() []int) *sampler {
 		tick := time.NewTicker(25 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if v := rssKiB(pids()); v > s.peak.Load() {
+			if v := testproc.RSSKiB(pids()...); v > s.peak.Load() {
 				s.peak.Store(v)
 			}
 			select {
@@ -113,8 +114,8 @@ func (s *sampler) done() int64 {
 // descendants lists pid and its descendants.
 func descendants(root int) []int {
 	children := map[int][]int{}
-	for _, pid := range allPids() {
-		if ppid, _, _, ok := statOf(pid); ok {
+	for _, pid := range testproc.Pids() {
+		if ppid, _, _, ok := testproc.Stat(pid); ok {
 			children[ppid] = append(children[ppid], pid)
 		}
 	}

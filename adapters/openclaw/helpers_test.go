@@ -6,10 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -233,76 +233,18 @@ func events(res *contract.RunResult, kind string) []contract.FabricEvent {
 	return out
 }
 
-// statOf reads the parent pid and process group of pid.
-func statOf(pid int) (ppid, pgrp int, comm string, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, "", false
-	}
-	s := string(data)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return 0, 0, "", false
-	}
-	f := strings.Fields(s[end+2:])
-	if len(f) < 3 || f[0] == "Z" {
-		return 0, 0, "", false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	pgrp, _ = strconv.Atoi(f[2])
-	return ppid, pgrp, s[open+1 : end], true
-}
-
-func allPids() []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // gatewayPid finds the Gateway the host started.
 func gatewayPid(t testing.TB, hostPid int) int {
 	t.Helper()
-	for _, pid := range allPids() {
+	for _, pid := range testproc.Pids() {
 		// The Gateway names itself openclaw-gateway; the host's other
 		// child is the runtime's watchdog (sh).
-		if ppid, _, comm, ok := statOf(pid); ok && ppid == hostPid && (strings.HasPrefix(comm, "openclaw") || comm == "node") {
+		if ppid, _, comm, ok := testproc.Stat(pid); ok && ppid == hostPid && (strings.HasPrefix(comm, "openclaw") || comm == "node") {
 			return pid
 		}
 	}
 	t.Fatalf("no Gateway child of host %d", hostPid)
 	return 0
-}
-
-// groupPids lists the live processes of process group pgid.
-func groupPids(pgid int) []int {
-	var out []int
-	for _, pid := range allPids() {
-		if _, pg, _, ok := statOf(pid); ok && pg == pgid {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// processesMentioning lists the live processes whose environment
-// contains s.
-func processesMentioning(s string) []int {
-	var out []int
-	for _, pid := range allPids() {
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil || !strings.Contains(string(env), s) {
-			continue
-		}
-		if _, _, _, ok := statOf(pid); ok {
-			out = append(out, pid)
-		}
-	}
-	return out
 }
 
 // freeBase returns a port p such that p and p+2 are free (for a

@@ -5,6 +5,7 @@ package openclaw_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -90,7 +91,7 @@ func TestLive(t *testing.T) {
 			if int(x.Addr.Port()) != port {
 				continue
 			}
-			if owners, _ := proc.SocketOwners("", x.Inode, groupPids(gw)); len(owners) == 0 {
+			if owners, _ := proc.SocketOwners("", x.Inode, testproc.Group(gw)); len(owners) == 0 {
 				t.Errorf("port %d (%s) is not held by the Gateway's group", port, x.Addr)
 			}
 			if !x.Addr.Addr().Unmap().IsLoopback() {
@@ -256,8 +257,8 @@ func TestLive(t *testing.T) {
 	})
 
 	t.Run("stop", func(t *testing.T) {
-		members := groupPids(gw)
-		mentioning := processesMentioning(root)
+		members := testproc.Group(gw)
+		mentioning := testproc.Mentioning(root)
 		t.Logf("before stop: gateway group %d %v; processes with the runtime's state %v", gw, members, mentioning)
 		testaudit.LogFiles(t, l.stateDir)
 		t0 := time.Now()
@@ -268,10 +269,10 @@ func TestLive(t *testing.T) {
 		if _, err := os.Stat(tokenPath); !os.IsNotExist(err) {
 			t.Errorf("token file after stop: %v", err)
 		}
-		if left := groupPids(gw); len(left) > 0 {
+		if left := testproc.Group(gw); len(left) > 0 {
 			t.Errorf("processes %v of the Gateway's group %d survived stop", left, gw)
 		}
-		if left := processesMentioning(root); len(left) > 0 {
+		if left := testproc.Mentioning(root); len(left) > 0 {
 			t.Errorf("processes %v with the runtime's private directory survived stop", left)
 		}
 		if _, err := os.Stat(root); !os.IsNotExist(err) {

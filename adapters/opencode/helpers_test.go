@@ -5,10 +5,10 @@ package opencode_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -246,92 +246,15 @@ func events(res *contract.RunResult, kind string) []contract.FabricEvent {
 	return out
 }
 
-// statOf reads the parent pid and process group of pid.
-func statOf(pid int) (ppid, pgrp int, comm string, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, "", false
-	}
-	s := string(data)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return 0, 0, "", false
-	}
-	f := strings.Fields(s[end+2:])
-	if len(f) < 3 || f[0] == "Z" {
-		return 0, 0, "", false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	pgrp, _ = strconv.Atoi(f[2])
-	return ppid, pgrp, s[open+1 : end], true
-}
-
-func allPids() []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // serverPid finds the opencode server the host started.
 func serverPid(t testing.TB, hostPid int) int {
 	t.Helper()
-	for _, pid := range allPids() {
-		if ppid, _, comm, ok := statOf(pid); ok && ppid == hostPid && strings.HasPrefix(comm, "opencode") {
+	for _, pid := range testproc.Pids() {
+		if ppid, _, comm, ok := testproc.Stat(pid); ok && ppid == hostPid && strings.HasPrefix(comm, "opencode") {
 			return pid
 		}
 	}
 	t.Fatalf("no opencode child of host %d", hostPid)
-	return 0
-}
-
-// groupPids lists the live processes of process group pgid.
-func groupPids(pgid int) []int {
-	var out []int
-	for _, pid := range allPids() {
-		if _, pg, _, ok := statOf(pid); ok && pg == pgid {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// processesMentioning lists the live processes whose environment or
-// command line contains s.
-func processesMentioning(s string) []int {
-	var out []int
-	for _, pid := range allPids() {
-		env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if !strings.Contains(string(env), s) && !strings.Contains(string(cmd), s) {
-			continue
-		}
-		if _, _, _, ok := statOf(pid); ok {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-// rssKB is the resident set of pid in KiB.
-func rssKB(pid int) int {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) > 0 {
-				n, _ := strconv.Atoi(f[0])
-				return n
-			}
-		}
-	}
 	return 0
 }
 

@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net/http"
 	"os"
 	"os/exec"
@@ -113,7 +114,7 @@ func TestLive(t *testing.T) {
 			if int(x.Addr.Port()) != webPort {
 				continue
 			}
-			if owners, _ := proc.SocketOwners("", x.Inode, groupPids(srv)); len(owners) == 0 {
+			if owners, _ := proc.SocketOwners("", x.Inode, testproc.Group(srv)); len(owners) == 0 {
 				t.Errorf("port %d (%s) is not held by the server's group", webPort, x.Addr)
 			}
 			if !x.Addr.Addr().Unmap().IsLoopback() {
@@ -329,7 +330,7 @@ func TestLive(t *testing.T) {
 		sorted := slices.Clone(turnTimes)
 		slices.Sort(sorted)
 		t.Logf("%d model requests; turn latencies %v (median %s); server RSS %d MiB",
-			len(reqs), turnTimes, sorted[len(sorted)/2].Round(time.Millisecond), rssKB(srv)/1024)
+			len(reqs), turnTimes, sorted[len(sorted)/2].Round(time.Millisecond), int(testproc.RSSKiB(srv))/1024)
 	})
 
 	t.Run("stop", func(t *testing.T) {
@@ -339,13 +340,13 @@ func TestLive(t *testing.T) {
 			t.Fatalf("stop: %v", err)
 		}
 		t.Logf("stop took %s", time.Since(t1).Round(time.Millisecond))
-		if _, _, _, ok := statOf(srv); ok {
+		if _, _, _, ok := testproc.Stat(srv); ok {
 			t.Errorf("the server (pid %d) is still alive", srv)
 		}
-		if left := groupPids(srv); len(left) > 0 {
+		if left := testproc.Group(srv); len(left) > 0 {
 			t.Errorf("processes of the server's group are alive: %v", left)
 		}
-		if left := processesMentioning(root); len(left) > 0 {
+		if left := testproc.Mentioning(root); len(left) > 0 {
 			t.Errorf("processes carrying the runtime's private directory %s are alive: %v", root, left)
 		}
 		if _, err := os.Stat(root); !os.IsNotExist(err) {

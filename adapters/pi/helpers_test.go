@@ -5,10 +5,10 @@ package pi_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -194,68 +194,14 @@ func events(res *contract.RunResult, kind string) []contract.FabricEvent {
 	return out
 }
 
-func statOf(pid int) (ppid, pgrp int, comm string, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, "", false
-	}
-	s := string(data)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open {
-		return 0, 0, "", false
-	}
-	f := strings.Fields(s[end+2:])
-	if len(f) < 3 || f[0] == "Z" {
-		return 0, 0, "", false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	pgrp, _ = strconv.Atoi(f[2])
-	return ppid, pgrp, s[open+1 : end], true
-}
-
-func allPids() []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
 // piPid finds the pi process the host started (its only child).
 func piPid(t testing.TB, hostPid int) int {
 	t.Helper()
-	for _, pid := range allPids() {
-		if ppid, _, _, ok := statOf(pid); ok && ppid == hostPid {
+	for _, pid := range testproc.Pids() {
+		if ppid, _, _, ok := testproc.Stat(pid); ok && ppid == hostPid {
 			return pid
 		}
 	}
 	t.Fatalf("no child of host %d", hostPid)
 	return 0
-}
-
-func groupPids(pgid int) []int {
-	var out []int
-	for _, pid := range allPids() {
-		if _, pg, _, ok := statOf(pid); ok && pg == pgid {
-			out = append(out, pid)
-		}
-	}
-	return out
-}
-
-func processesMentioning(dir string) []int {
-	var out []int
-	for _, pid := range allPids() {
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil || !strings.Contains(string(env), dir) {
-			continue
-		}
-		if _, _, _, ok := statOf(pid); ok {
-			out = append(out, pid)
-		}
-	}
-	return out
 }

@@ -4,6 +4,7 @@ package pi_test
 
 import (
 	"context"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -176,7 +177,7 @@ func TestLiveStopCleansUp(t *testing.T) {
 		t.Fatalf("invoke: %s %+v", res.Status, res.Error)
 	}
 	pid := piPid(t, rt.HostPid())
-	members := groupPids(pid)
+	members := testproc.Group(pid)
 	roots, _ := filepath.Glob(filepath.Join(l.stateDir, "*", "pi"))
 	if len(roots) != 1 {
 		t.Fatalf("private dirs %v", roots)
@@ -190,7 +191,7 @@ func TestLiveStopCleansUp(t *testing.T) {
 	}
 	var mentioning []int
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		if mentioning = processesMentioning(root); len(mentioning) >= 3 || time.Now().After(deadline) {
+		if mentioning = testproc.Mentioning(root); len(mentioning) >= 3 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -204,11 +205,11 @@ func TestLiveStopCleansUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("stop took %s", time.Since(t0).Round(time.Millisecond))
-	if left := groupPids(pid); len(left) > 0 {
+	if left := testproc.Group(pid); len(left) > 0 {
 		t.Errorf("processes %v of pi's group %d survived stop", left, pid)
 	}
 	for _, p := range append(members, mentioning...) {
-		if _, _, comm, ok := statOf(p); ok {
+		if _, _, comm, ok := testproc.Stat(p); ok {
 			t.Errorf("process %d (%s) survived stop", p, comm)
 		}
 	}
