@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -93,7 +94,7 @@ func TestWrongOperationHostFailsInvoke(t *testing.T) {
 // cleanup item, and the suite must still leave nothing running.
 func TestEscapingChildFailsCleanup(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("setsid not installed")
+		livetest.Missing(t, "setsid", "Debian package util-linux", err)
 	}
 	desc, err := filepath.Abs(filepath.Join("testdata", "escaper", "escaper.fabric-adapter.json"))
 	if err != nil {
@@ -112,7 +113,7 @@ func TestEscapingChildFailsCleanup(t *testing.T) {
 // item passes.
 func TestMarkedEscapeeIsCleanedUp(t *testing.T) {
 	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("setsid not installed")
+		livetest.Missing(t, "setsid", "Debian package util-linux", err)
 	}
 	desc, err := filepath.Abs(filepath.Join("testdata", "escaper-marked", "escaper-marked.fabric-adapter.json"))
 	if err != nil {

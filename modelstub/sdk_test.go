@@ -2,6 +2,7 @@ package modelstub
 
 import (
 	"context"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +15,7 @@ import (
 // harnesses are built on them). It is skipped when they are not installed
 // (harnesses/install.sh).
 func TestOfficialSDKClients(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts node")
-	}
+	livetest.Short(t, "Node and the official OpenAI, Anthropic and Google SDKs from harnesses/")
 	mods, err := filepath.Abs(filepath.Join("..", "harnesses", "node_modules"))
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +23,7 @@ func TestOfficialSDKClients(t *testing.T) {
 	node := filepath.Join(mods, ".bin", "node")
 	for _, p := range []string{node, filepath.Join(mods, "openai"), filepath.Join(mods, "@anthropic-ai", "sdk"), filepath.Join(mods, "@google", "genai")} {
 		if _, err := os.Stat(p); err != nil {
-			t.Skipf("%s not installed (run harnesses/install.sh)", p)
+			livetest.Missing(t, p, "run harnesses/install.sh", nil)
 		}
 	}
 	// Node resolves ES module imports next to the script.

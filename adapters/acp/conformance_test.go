@@ -4,6 +4,7 @@ package acp_test
 
 import (
 	"context"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,9 +18,7 @@ import (
 // TestConformance runs the conformance suite for every bundled profile
 // against its real agent and a modelstub serving conformance.modelstub.yaml.
 func TestConformance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("conformance runs real agents; skipped with -short")
-	}
+	livetest.Short(t, "the real ACP agents from harnesses/acp and Node 24")
 	for _, pc := range cases {
 		t.Run(pc.bin, func(t *testing.T) {
 			path := harnessBin(t, pc.bin)

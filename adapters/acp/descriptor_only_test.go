@@ -5,6 +5,7 @@ package acp_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,9 +22,7 @@ import (
 // command and its env translation as a JSON profile in runner.env), no Go
 // code. codex-acp stands in for "any other ACP agent".
 func TestLiveDescriptorOnly(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live harness; skipped with -short")
-	}
+	livetest.Short(t, "the real codex-acp agent from harnesses/acp and Node 24")
 	pc := cases[0]
 	l := newLive(t, pc, &modelstub.Script{Default: &modelstub.Reply{Text: "from my agent"}})
 	profile := map[string]any{

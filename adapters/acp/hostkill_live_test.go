@@ -4,6 +4,7 @@ package acp_test
 
 import (
 	"context"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"strconv"
 	"strings"
@@ -19,9 +20,7 @@ import (
 // is told of the host's death and kills the agent, its workers and
 // anything reparented to it).
 func TestLiveHostKilled(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live harnesses; skipped with -short")
-	}
+	livetest.Short(t, "the real ACP agents from harnesses/acp (Gemini CLI, Qwen Code, codex-acp, claude-agent-acp) and Node 24")
 	for _, pc := range cases {
 		t.Run(pc.bin, func(t *testing.T) {
 			l := newLive(t, pc, &modelstub.Script{Default: &modelstub.Reply{Stall: true}})

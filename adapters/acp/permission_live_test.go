@@ -4,6 +4,7 @@ package acp_test
 
 import (
 	"context"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,9 +23,7 @@ import (
 // unrun; allow, and an ask answered "allow" through Runtime.DecidePermission,
 // run it; every decision is a permission_decision event.
 func TestLivePermission(t *testing.T) {
-	if testing.Short() {
-		t.Skip("live harnesses; skipped with -short")
-	}
+	livetest.Short(t, "the real ACP agents from harnesses/acp and Node 24")
 	for _, pc := range cases {
 		if pc.bin == "qwen" { // Qwen Code runs shell commands in ACP mode without asking (see README)
 			continue

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -19,17 +18,16 @@ import (
 // benchTurns is the number of timed turns after the first in each run.
 const benchTurns = 10
 
-// TestLiveBenchmark measures, over FABRIC_CLAUDE_BENCH runs (skipped when
-// unset): cold start to first answer, later-turn latency and peak RSS
-// through Fabric (core, adapter host, claude), and the same for claude
-// driven directly by a minimal stream-json client with the same flags,
-// environment and endpoint. It reports medians; it asserts nothing.
+// BenchmarkLiveVsDirect measures, over b.N runs (`go test -run '^$' -bench
+// LiveVsDirect -benchtime 5x ./adapters/claude`): cold start to first
+// answer, later-turn latency and peak RSS through Fabric (core, adapter
+// host, claude), and the same for claude driven directly by a minimal
+// stream-json client with the same flags, environment and endpoint,
+// alternating sides. It reports medians and the later-turn ratio.
 // FABRIC_CLAUDE_BENCH_BARE=1 measures both sides with --bare.
-func TestLiveBenchmark(t *testing.T) {
-	runs, _ := strconv.Atoi(os.Getenv("FABRIC_CLAUDE_BENCH"))
-	if runs <= 0 {
-		t.Skip("set FABRIC_CLAUDE_BENCH=<runs> to measure")
-	}
+func BenchmarkLiveVsDirect(b *testing.B) {
+	t := b
+	runs := b.N
 	_, native := harnessBin(t)
 	var fCold, fTurn, dCold, dTurn []time.Duration
 	var fRSS, dRSS []float64
@@ -56,6 +54,9 @@ func TestLiveBenchmark(t *testing.T) {
 	t.Logf("direct client:  cold start to first answer %s, later turn %s, peak RSS (claude group) %.0f MiB",
 		median(dCold).Round(time.Millisecond), md.Round(100*time.Microsecond), medianF(dRSS))
 	t.Logf("later-turn ratio Fabric/direct: %.3f", float64(mf)/float64(md))
+	b.ReportMetric(float64(mf.Microseconds())/1000, "fabric-turn-ms")
+	b.ReportMetric(float64(md.Microseconds())/1000, "direct-turn-ms")
+	b.ReportMetric(float64(mf)/float64(md), "turn-ratio")
 }
 
 func medianF(xs []float64) float64 {
@@ -66,7 +67,7 @@ func medianF(xs []float64) float64 {
 	return float64(median(ds)) / 1000
 }
 
-func benchFabric(t *testing.T) (cold time.Duration, turns []time.Duration, rssMiB float64) {
+func benchFabric(t testing.TB) (cold time.Duration, turns []time.Duration, rssMiB float64) {
 	l := newLive(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
@@ -100,7 +101,7 @@ func benchFabric(t *testing.T) (cold time.Duration, turns []time.Duration, rssMi
 
 // benchDirect drives claude without Fabric: the adapter's flags and
 // environment, stream-json on stdin/stdout, one result per turn.
-func benchDirect(t *testing.T, bin string) (cold time.Duration, turns []time.Duration, rssMiB float64) {
+func benchDirect(t testing.TB, bin string) (cold time.Duration, turns []time.Duration, rssMiB float64) {
 	l := newLive(t)
 	root := t.TempDir()
 	home, tmp := filepath.Join(root, "home"), filepath.Join(root, "tmp")

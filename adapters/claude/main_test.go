@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"net"
 	"net/http"
 	"os"
@@ -77,10 +78,7 @@ func harnessBin(t testing.TB) (binDir, native string) {
 	}
 	native = filepath.Join(nm, "@anthropic-ai", "claude-code-"+runtime.GOOS+"-"+arch, "claude")
 	if st, err := os.Stat(native); err != nil || st.Mode()&0o111 == 0 {
-		if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
-			t.Fatalf("claude is not installed at %s (run harnesses/install.sh)", native)
-		}
-		t.Skipf("claude is not installed at %s (run harnesses/install.sh)", native)
+		livetest.Missing(t, "claude (at "+native+")", "run harnesses/install.sh", nil)
 	}
 	return binDir, native
 }

@@ -4,6 +4,7 @@ package codex_test
 
 import (
 	"context"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"testing"
 	"time"
@@ -18,9 +19,7 @@ import (
 // conformance.modelstub.yaml; every item must pass or be skipped, and only
 // the items the profile documents as not applicable may be skipped.
 func TestConformance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("conformance runs real codex processes; skipped with -short")
-	}
+	livetest.Short(t, "the real Codex CLI from harnesses/")
 	bin := harnessBinDir(t)
 	profile, err := conformance.LoadProfile("conformance.profile.yaml")
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"io"
 	"os"
@@ -33,9 +34,7 @@ import (
 // host. It reports medians; it asserts nothing
 // about the numbers (they are benchmarks, not timed tests).
 func TestLiveTimings(t *testing.T) {
-	if testing.Short() {
-		t.Skip("timings skipped with -short")
-	}
+	livetest.Short(t, "the real Codex CLI from harnesses/")
 	runs := 3
 	if n, err := strconv.Atoi(os.Getenv("FABRIC_CODEX_BENCH_RUNS")); err == nil && n > 0 {
 		runs = n

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net"
 	"os"
@@ -50,10 +51,7 @@ func harnessPath(t testing.TB) []string {
 		t.Logf("openclaw %s on node %s", bin.Entry, bin.NodeVersion)
 		return dirs
 	}
-	if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
-		t.Fatalf("openclaw is not installed in %s (run harnesses/install.sh): %v", root, err)
-	}
-	t.Skipf("openclaw is not installed in %s (run harnesses/install.sh; FABRIC_REQUIRE_HARNESSES=1 makes this a failure): %v", root, err)
+	livetest.Missing(t, "openclaw (in "+root+")", "run harnesses/install.sh", err)
 	return nil
 }
 

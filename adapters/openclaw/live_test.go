@@ -5,6 +5,7 @@ package openclaw_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"os"
 	"path/filepath"
@@ -43,9 +44,7 @@ import (
 //   - stop: the token file is gone, and no process or private directory is
 //     left.
 func TestLive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real OpenClaw Gateway and Chromium; skipped with -short")
-	}
+	livetest.Short(t, "the real OpenClaw Gateway from harnesses/node24, Node 24 and Chromium")
 	chromium := browsertest.Require(t)
 	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
 		{Name: "first", Match: modelstub.Match{Nth: 1}, Reply: modelstub.Reply{Text: "FIRST_ANSWER_7731"}},

@@ -4,6 +4,7 @@ package opencode_test
 
 import (
 	"context"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"testing"
 	"time"
 
@@ -16,9 +17,7 @@ import (
 // and so does the next turn on the same session (neither hangs), and a
 // good turn after them succeeds.
 func TestLiveModelError(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real opencode serve; skipped with -short")
-	}
+	livetest.Short(t, "the real opencode server from harnesses/opencode")
 	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
 		{Name: "fail", Match: modelstub.Match{Contains: "FAIL_QUESTION"}, Reply: modelstub.Reply{Error: &modelstub.ErrorReply{Status: 400, Message: "scripted bad request", Headers: map[string]string{"x-should-retry": "false"}}}},
 	}, Default: &modelstub.Reply{Text: "fine"}})

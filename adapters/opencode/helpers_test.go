@@ -5,6 +5,7 @@ package opencode_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net"
 	"os"
@@ -55,10 +56,7 @@ func harnessPathFrom(t testing.TB, harnesses string) []string {
 		t.Logf("opencode: %s", bin)
 		return dirs
 	}
-	if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
-		t.Fatalf("opencode is not installed (run harnesses/install.sh): %v", err)
-	}
-	t.Skipf("opencode is not installed (run harnesses/install.sh; FABRIC_REQUIRE_HARNESSES=1 makes this a failure): %v", err)
+	livetest.Missing(t, "opencode", "run harnesses/install.sh", err)
 	return nil
 }
 

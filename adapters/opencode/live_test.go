@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net/http"
 	"os"
@@ -54,9 +55,7 @@ const toolFile = "fabric_tool_proof.txt"
 //   - stop: no process of the server, nothing carrying the runtime's
 //     private directories, no private directory and no token file is left.
 func TestLive(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a real opencode serve, Chromium and tmux; skipped with -short")
-	}
+	livetest.Short(t, "the real opencode server from harnesses/opencode, Chromium and tmux")
 	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
 		{Name: "first", Match: modelstub.Match{Contains: "FIRST_QUESTION"}, Reply: modelstub.Reply{Text: "FIRST_ANSWER_7731"}},
 		{Name: "second", Match: modelstub.Match{Contains: "SECOND_QUESTION"}, Reply: modelstub.Reply{Text: "SECOND_ANSWER_5510"}},
@@ -262,10 +261,7 @@ func TestLive(t *testing.T) {
 	t.Run("terminal", func(t *testing.T) {
 		tmux, err := exec.LookPath("tmux")
 		if err != nil {
-			if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
-				t.Fatal("tmux is not installed")
-			}
-			t.Skip("tmux is not installed")
+			livetest.Missing(t, "tmux", "apt-get install tmux; .ci/run does", err)
 		}
 		attachInTmux(t, tmux, filepath.Join(ifdir, "terminal"), "FIRST_ANSWER_7731")
 	})

@@ -4,6 +4,7 @@ package pi_test
 
 import (
 	"context"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"testing"
 	"time"
@@ -18,9 +19,7 @@ import (
 // every item must pass, except the ones the profile documents as not
 // applicable, which may be skipped.
 func TestConformance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("conformance runs real pi processes; skipped with -short")
-	}
+	livetest.Short(t, "the real Pi coding agent from harnesses/pi")
 	path := harnessPath(t)
 	profile, err := conformance.LoadProfile("conformance.profile.yaml")
 	if err != nil {

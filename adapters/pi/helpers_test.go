@@ -5,6 +5,7 @@ package pi_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net"
 	"os"
@@ -43,10 +44,7 @@ func harnessPath(t testing.TB) []string {
 			return []string{bin, node}
 		}
 	}
-	if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
-		t.Fatalf("pi or Node 24 is not installed under %s (run harnesses/install.sh)", h)
-	}
-	t.Skipf("pi is not installed under %s (run harnesses/install.sh; FABRIC_REQUIRE_HARNESSES=1 makes this a failure)", h)
+	livetest.Missing(t, "pi or Node 24 (under "+h+")", "run harnesses/install.sh", nil)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package telemetry
 
 import (
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -21,12 +22,10 @@ var heavyPrefixes = []string{
 // of the module (tests included); the API (otel, otel/trace, otel/metric)
 // is allowed.
 func TestOnlyTelemetryImportsTheSDK(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list over the module")
-	}
+	livetest.Short(t, "the go command (it runs go list over the module)")
 	goTool, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command")
+		livetest.Missing(t, "the go command", "it runs go list over the module", err)
 	}
 	root, err := filepath.Abs("../..")
 	if err != nil {

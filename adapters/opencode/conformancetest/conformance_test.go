@@ -4,6 +4,7 @@ package conformancetest_test
 
 import (
 	"context"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -24,9 +25,7 @@ import (
 // run one after the other: servers starting at the same time on two cores
 // would each take much longer.
 func TestConformance(t *testing.T) {
-	if testing.Short() {
-		t.Skip("conformance runs real OpenCode servers; skipped with -short")
-	}
+	livetest.Short(t, "the real opencode server from harnesses/opencode")
 	path := harnessPath(t)
 	// FABRIC_CONFORMANCE_ONLY=8,9 runs only those items.
 	var only []string
@@ -90,10 +89,7 @@ func harnessPath(t testing.TB) []string {
 	}
 	dirs = append(dirs, filepath.Join(root, "opencode", "node_modules", ".bin"))
 	if _, err := opencode.ResolveBinary(func(string) string { return "" }, strings.Join(dirs, string(os.PathListSeparator))); err != nil {
-		if os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
-			t.Fatalf("opencode is not installed (run harnesses/install.sh): %v", err)
-		}
-		t.Skipf("opencode is not installed (run harnesses/install.sh; FABRIC_REQUIRE_HARNESSES=1 makes this a failure): %v", err)
+		livetest.Missing(t, "opencode", "run harnesses/install.sh", err)
 	}
 	return dirs
 }
