@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 
 	"github.com/fabric-runtime/fabric/contract"
 )
@@ -43,4 +44,16 @@ func InputText(v any) string {
 		return fmt.Sprint(v)
 	}
 	return string(b)
+}
+
+// ModelKey returns the value of the environment variable envName that a
+// model's api_key_env names (field is where, for the message: say
+// "models.default.api_key_env"). An unset or empty variable is an error
+// naming the variable and the field, never a value.
+func ModelKey(envName, field string) (string, error) {
+	v, ok := os.LookupEnv(envName)
+	if !ok || v == "" {
+		return "", fmt.Errorf("the environment variable %s (%s) is not set", envName, field)
+	}
+	return v, nil
 }

@@ -36,3 +36,25 @@ func TestDecodeSettings(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestModelKey(t *testing.T) {
+	t.Setenv("FABRIC_MODELKEY_SET", "sk-value")
+	t.Setenv("FABRIC_MODELKEY_EMPTY", "")
+	cases := []struct {
+		env, want string
+		bad       bool
+	}{
+		{"FABRIC_MODELKEY_SET", "sk-value", false},
+		{"FABRIC_MODELKEY_EMPTY", "", true},
+		{"FABRIC_MODELKEY_UNSET", "", true},
+	}
+	for _, c := range cases {
+		got, err := ModelKey(c.env, "models.default.api_key_env")
+		if got != c.want || (err != nil) != c.bad {
+			t.Errorf("ModelKey(%s) = %q, %v", c.env, got, err)
+		}
+		if err != nil && (!strings.Contains(err.Error(), c.env) || !strings.Contains(err.Error(), "models.default.api_key_env")) {
+			t.Errorf("the error does not name the variable and the field: %v", err)
+		}
+	}
+}

@@ -7,13 +7,10 @@ import (
 	"context"
 	"encoding/json"
 	"github.com/fabric-runtime/fabric/internal/livetest"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,7 +69,7 @@ type live struct {
 	client    *fabric.Client
 	workspace string
 	stateDir  string
-	proxyHits atomic.Int64
+	proxy     *livetest.Proxy
 }
 
 func newLive(t testing.TB, pc profileCase, script *modelstub.Script) *live {
@@ -81,37 +78,15 @@ func newLive(t testing.TB, pc profileCase, script *modelstub.Script) *live {
 	l := &live{t: t, pc: pc, workspace: t.TempDir(), stateDir: t.TempDir()}
 	l.stub = modelstub.New(script, modelstub.WithExpectKey(testKey))
 	t.Cleanup(l.stub.Close)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			l.proxyHits.Add(1)
-			c.Close()
-		}
-	})
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	proxy := "http://" + ln.Addr().String()
+	l.proxy = livetest.NewProxy(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), keyEnv+"="+testKey,
-		"HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "https_proxy="+proxy, "http_proxy="+proxy,
-		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost")
-	m := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		m[k] = v
-	}
+	env := append(os.Environ(), keyEnv+"="+testKey)
+	env = append(env, l.proxy.Env()...)
 	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
-		fabric.WithEnv(func(k string) (string, bool) { v, ok := m[k]; return v, ok }),
+		fabric.WithEnv(livetest.Lookup(env)),
 		fabric.WithExtraPath(filepath.SplitList(path)...))
 	return l
 }
@@ -211,7 +186,7 @@ func (l *live) checkRequests() {
 			l.t.Errorf("request %d %s %s: key not FabricConfig's (auth %q)", r.Seq, r.Method, r.Path, r.AuthHeader)
 		}
 	}
-	if n := l.proxyHits.Load(); n > 0 {
+	if n := l.proxy.Hits(); n > 0 {
 		l.t.Errorf("the agent opened %d connections to the sentinel proxy (a host other than FabricConfig's URL)", n)
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -119,8 +118,7 @@ type gatewayWorld struct {
 	tokenPath string
 	token     string
 	path      []string
-	proxyHits *atomic.Int64
-	proxy     string
+	proxy     *livetest.Proxy
 	logs      *syncBuffer
 }
 
@@ -129,28 +127,10 @@ type gatewayWorld struct {
 func startGateway(t *testing.T, script *modelstub.Script) *gatewayWorld {
 	t.Helper()
 	path := openclawPath(t)
-	w := &gatewayWorld{path: path, proxyHits: &atomic.Int64{}, logs: &syncBuffer{}}
+	w := &gatewayWorld{path: path, logs: &syncBuffer{}}
 	w.stub = modelstub.New(script, modelstub.WithExpectKey(ocKey))
 	t.Cleanup(w.stub.Close)
-	// Any HTTP(S) request to a host other than loopback goes to this
-	// sentinel proxy and is counted.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			w.proxyHits.Add(1)
-			c.Close()
-		}
-	})
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	w.proxy = "http://" + ln.Addr().String()
+	w.proxy = livetest.NewProxy(t)
 	client := newOpenClawClient(t, w, t.TempDir(), nil)
 	w.port = freeGatewayPort(t)
 	artifacts := t.TempDir()
@@ -207,18 +187,10 @@ func newOpenClawClient(t *testing.T, w *gatewayWorld, stateDir string, extra []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), ocKeyEnv+"="+ocKey,
-		"HTTPS_PROXY="+w.proxy, "HTTP_PROXY="+w.proxy, "ALL_PROXY="+w.proxy,
-		"https_proxy="+w.proxy, "http_proxy="+w.proxy, "all_proxy="+w.proxy,
-		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1")
+	env := append(append(os.Environ(), ocKeyEnv+"="+ocKey), w.proxy.Env()...)
 	env = append(env, extra...)
-	vars := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
 	return fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(stateDir), fabric.WithHostEnv(env),
-		fabric.WithEnv(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }),
+		fabric.WithEnv(livetest.Lookup(env)),
 		fabric.WithExtraPath(w.path...),
 		fabric.WithLogger(slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
 }
@@ -550,7 +522,7 @@ func TestLiveOpenClawBridge(t *testing.T) {
 			}
 		}
 		t.Logf("%d model requests, all POST %s/chat/completions with the key from %s", len(reqs), w.stub.OpenAIBaseURL(), ocKeyEnv)
-		if n := w.proxyHits.Load(); n > 0 {
+		if n := w.proxy.Hits(); n > 0 {
 			t.Errorf("%d connections to the sentinel proxy (a host other than FabricConfig's URL)", n)
 		}
 	})

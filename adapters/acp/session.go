@@ -153,9 +153,9 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			vars["base_url"] = strings.TrimRight(*m.BaseURL, "/")
 		}
 		if m.APIKeyEnv != nil && *m.APIKeyEnv != "" {
-			v, ok := os.LookupEnv(*m.APIKeyEnv)
-			if !ok || v == "" {
-				return nil, startErr(CodeAPIKeyMissing, fmt.Errorf("the environment variable %s (api_key_env) is not set", *m.APIKeyEnv))
+			v, err := adapterkit.ModelKey(*m.APIKeyEnv, "api_key_env")
+			if err != nil {
+				return nil, startErr(CodeAPIKeyMissing, err)
 			}
 			vars["api_key_env"], vars["api_key"] = *m.APIKeyEnv, v
 		}

@@ -124,7 +124,7 @@ func benchDirect(t testing.TB, bin string) (cold time.Duration, turns []time.Dur
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1", "DISABLE_BUG_COMMAND=1",
 		// The same proxy trap as the Fabric side.
-		"HTTPS_PROXY=" + l.proxy.URL(), "HTTP_PROXY=" + l.proxy.URL(), "https_proxy=" + l.proxy.URL(), "http_proxy=" + l.proxy.URL(),
+		"HTTPS_PROXY=" + l.proxy.URL, "HTTP_PROXY=" + l.proxy.URL, "https_proxy=" + l.proxy.URL, "http_proxy=" + l.proxy.URL,
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -415,7 +416,7 @@ func TestLiveWrongKeyIsAuthFailure(t *testing.T) {
 	exe, _ := os.Executable()
 	binDir, _ := harnessBin(t)
 	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir),
-		fabric.WithHostEnv(l.env), fabric.WithExtraPath(binDir), fabric.WithEnv(envLookup(l.env)))
+		fabric.WithHostEnv(l.env), fabric.WithExtraPath(binDir), fabric.WithEnv(livetest.Lookup(l.env)))
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	rt := l.start(ctx, l.config("{max_retries: 0}"))

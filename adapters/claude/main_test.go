@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/fabric-runtime/fabric/internal/livetest"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -101,48 +98,12 @@ func loadScript(t testing.TB) *modelstub.Script {
 	return s
 }
 
-// trapProxy is an HTTP(S) proxy that records every request and refuses
-// it: the harness gets it as HTTPS_PROXY/HTTP_PROXY with loopback in
-// NO_PROXY, so any request that does not go to the model endpoint on
-// loopback shows up here.
-type trapProxy struct {
-	ln   net.Listener
-	mu   sync.Mutex
-	seen []string
-}
-
-func newTrapProxy(t testing.TB) *trapProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &trapProxy{ln: ln}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.seen = append(p.seen, r.Method+" "+r.Host+r.URL.Path)
-		p.mu.Unlock()
-		http.Error(w, "fabric test: outbound traffic refused", http.StatusForbidden)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
-	return p
-}
-
-func (p *trapProxy) URL() string { return "http://" + p.ln.Addr().String() }
-
-func (p *trapProxy) Seen() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.seen...)
-}
-
 // live is one live-test setup: a model stub, a trap proxy, a workspace,
 // a state dir and a client whose hosts run this test binary.
 type live struct {
 	t        testing.TB
 	stub     *modelstub.Server
-	proxy    *trapProxy
+	proxy    *livetest.Proxy
 	key      string
 	ws       string
 	stateDir string
@@ -156,34 +117,20 @@ func newLive(t testing.TB) *live {
 	l := &live{t: t, key: "sk-fabric-live-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
 	l.stub = modelstub.New(loadScript(t), modelstub.WithExpectKey(l.key))
 	t.Cleanup(l.stub.Close)
-	l.proxy = newTrapProxy(t)
+	l.proxy = livetest.NewProxy(t)
 	l.ws = t.TempDir()
 	l.stateDir = t.TempDir()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.env = append(os.Environ(),
+	l.env = append(append(os.Environ(), l.proxy.Env()...),
 		liveKeyEnv+"="+l.key,
-		"HTTPS_PROXY="+l.proxy.URL(), "HTTP_PROXY="+l.proxy.URL(),
-		"https_proxy="+l.proxy.URL(), "http_proxy="+l.proxy.URL(),
-		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 		"GORACE=atexit_sleep_ms=0",
 	)
 	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir),
-		fabric.WithHostEnv(l.env), fabric.WithExtraPath(binDir), fabric.WithEnv(envLookup(l.env)))
+		fabric.WithHostEnv(l.env), fabric.WithExtraPath(binDir), fabric.WithEnv(livetest.Lookup(l.env)))
 	return l
-}
-
-func envLookup(env []string) func(string) (string, bool) {
-	return func(k string) (string, bool) {
-		for i := len(env) - 1; i >= 0; i-- {
-			if name, v, ok := strings.Cut(env[i], "="); ok && name == k {
-				return v, true
-			}
-		}
-		return "", false
-	}
 }
 
 // config is the agent config of a live runtime; settings is YAML flow
@@ -234,7 +181,7 @@ func (l *live) start(ctx context.Context, cfg string) *fabric.Runtime {
 // checkNoOutbound fails when the trap proxy saw a request.
 func (l *live) checkNoOutbound() {
 	l.t.Helper()
-	if seen := l.proxy.Seen(); len(seen) > 0 {
+	if seen := l.proxy.Requests(); len(seen) > 0 {
 		l.t.Errorf("the harness sent requests beyond the model endpoint: %v", seen)
 	}
 }

@@ -9,14 +9,11 @@ import (
 	"fmt"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
-	"net"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -71,7 +68,7 @@ type live struct {
 	workspace string
 	descDir   string
 	env       []string
-	proxyHits atomic.Int64
+	proxy     *livetest.Proxy
 }
 
 func newLive(t testing.TB, script *modelstub.Script, opts ...modelstub.Option) *live {
@@ -83,43 +80,17 @@ func newLive(t testing.TB, script *modelstub.Script, opts ...modelstub.Option) *
 	}
 	l.stub = modelstub.New(script, append([]modelstub.Option{modelstub.WithExpectKey(testKey)}, opts...)...)
 	t.Cleanup(l.stub.Close)
-
-	// Any HTTP(S) request codex made to a host other than loopback would
-	// go to this proxy and be counted.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			l.proxyHits.Add(1)
-			c.Close()
-		}
-	})
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	proxy := "http://" + ln.Addr().String()
+	l.proxy = livetest.NewProxy(t)
 
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.env = append(os.Environ(), keyEnv+"="+testKey,
-		"HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "ALL_PROXY="+proxy,
-		"https_proxy="+proxy, "http_proxy="+proxy, "all_proxy="+proxy,
-		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost")
-	env := map[string]string{}
-	for _, kv := range l.env {
-		k, v, _ := strings.Cut(kv, "=")
-		env[k] = v
-	}
+	l.env = append(os.Environ(), keyEnv+"="+testKey)
+	l.env = append(l.env, l.proxy.Env()...)
 	copts := []fabric.Option{
 		fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(l.env),
-		fabric.WithEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }),
+		fabric.WithEnv(livetest.Lookup(l.env)),
 	}
 	if bin != "" {
 		copts = append(copts, fabric.WithExtraPath(bin))
@@ -193,7 +164,7 @@ func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult 
 // checkOffline fails the test when codex tried to reach another host.
 func (l *live) checkOffline() {
 	l.t.Helper()
-	if n := l.proxyHits.Load(); n > 0 {
+	if n := l.proxy.Hits(); n > 0 {
 		l.t.Errorf("codex opened %d connections to the sentinel proxy: it tried to reach a host other than the model endpoint", n)
 	}
 }

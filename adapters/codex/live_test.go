@@ -77,7 +77,7 @@ func TestLiveProxySentinel(t *testing.T) {
 	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != "model_error" {
 		t.Errorf("result %s %+v, want failed model_error", res.Status, res.Error)
 	}
-	if l.proxyHits.Load() == 0 {
+	if l.proxy.Hits() == 0 {
 		t.Fatal("codex did not go through the sentinel proxy: the offline checks would see nothing")
 	}
 }

@@ -59,8 +59,8 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, startErr(CodeInvalidConfig, err)
 	}
-	if v, ok := os.LookupEnv(model.APIKeyEnv); !ok || v == "" {
-		return nil, &adapterkit.Error{Code: CodeAPIKeyMissing, Message: fmt.Sprintf("the environment variable %s (models.%s.api_key_env) is not set", model.APIKeyEnv, model.Role)}
+	if _, err := adapterkit.ModelKey(model.APIKeyEnv, "models."+model.Role+".api_key_env"); err != nil {
+		return nil, &adapterkit.Error{Code: CodeAPIKeyMissing, Message: err.Error()}
 	}
 	args, err := Args(model, set)
 	if err != nil {

@@ -12,8 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,7 +64,7 @@ type live struct {
 	workspace string
 	artifacts string
 	descDir   string
-	proxyHits atomic.Int64
+	proxy     *livetest.Proxy
 }
 
 func newLive(t testing.TB, script *modelstub.Script) *live {
@@ -78,43 +76,17 @@ func newLive(t testing.TB, script *modelstub.Script) *live {
 	}
 	l.stub = modelstub.New(script, modelstub.WithExpectKey(testKey))
 	t.Cleanup(l.stub.Close)
-
-	// Any HTTP(S) request OpenClaw made to a host other than loopback
-	// would go to this proxy and be counted.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			l.proxyHits.Add(1)
-			c.Close()
-		}
-	})
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	proxy := "http://" + ln.Addr().String()
+	l.proxy = livetest.NewProxy(t)
 
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), keyEnv+"="+testKey,
-		"HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "ALL_PROXY="+proxy,
-		"https_proxy="+proxy, "http_proxy="+proxy, "all_proxy="+proxy,
-		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1")
-	vars := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
+	env := append(os.Environ(), keyEnv+"="+testKey)
+	env = append(env, l.proxy.Env()...)
 	l.client = fabric.New(
 		fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
-		fabric.WithEnv(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }),
+		fabric.WithEnv(livetest.Lookup(env)),
 		fabric.WithExtraPath(path...),
 	)
 	return l
@@ -199,7 +171,7 @@ func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult 
 // checkOffline fails the test when OpenClaw tried to reach another host.
 func (l *live) checkOffline() {
 	l.t.Helper()
-	if n := l.proxyHits.Load(); n > 0 {
+	if n := l.proxy.Hits(); n > 0 {
 		l.t.Errorf("OpenClaw opened %d connections to the sentinel proxy: it tried to reach a host other than the model endpoint", n)
 	}
 }

@@ -95,7 +95,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, startErr(CodeInvalidConfig, err)
 	}
-	key, err := keyFrom(model, nil)
+	key, err := adapterkit.ModelKey(model.APIKeyEnv, "models."+model.Role+".api_key_env")
 	if err != nil {
 		return nil, startErr(CodeAPIKeyMissing, err)
 	}
@@ -229,33 +229,18 @@ func (s *session) explainStart(err error) error {
 // checks the Gateway still runs and owns its port (as S2 asks of
 // interfaces).
 func (s *session) awaitHealthy(ctx context.Context) error {
-	delay := 50 * time.Millisecond
-	for {
-		if info, done := s.gw.ExitState(); done {
-			return s.explainStart(startErr(CodeGatewayExited, fmt.Errorf("the OpenClaw Gateway exited (%s) before it was healthy", info)))
-		}
-		if s.healthz(ctx) == nil {
-			break
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-s.gw.Done():
-		case <-ctx.Done():
-			t.Stop()
-			return s.explainStart(startErr(CodeStartTimeout, fmt.Errorf("the OpenClaw Gateway was not healthy within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
-		case <-t.C:
-		}
-		t.Stop()
-		delay = min(2*delay, healthPollMax)
-	}
-	owns, err := s.gw.OwnsListener(uint16(s.port))
+	err := s.gw.AwaitHealthy(ctx, uint16(s.port), healthPollMax, s.healthz)
 	switch {
-	case err != nil && !errors.Is(err, errors.ErrUnsupported):
-		return startErr(CodeStartFailed, fmt.Errorf("cannot confirm who listens on port %d: %w", s.port, err))
-	case err == nil && !owns:
-		return startErr(CodePortUnavailable, fmt.Errorf("after health, port %d is not held by the Gateway", s.port))
+	case err == nil:
+		return nil
+	case errors.Is(err, proc.ErrExited):
+		return s.explainStart(startErr(CodeGatewayExited, fmt.Errorf("the OpenClaw Gateway exited before it was healthy: %w", err)))
+	case ctx.Err() != nil:
+		return s.explainStart(startErr(CodeStartTimeout, fmt.Errorf("the OpenClaw Gateway was not healthy within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
+	case errors.Is(err, proc.ErrNotListening):
+		return startErr(CodePortUnavailable, fmt.Errorf("after health, port %d is not held by the Gateway: %w", s.port, err))
 	}
-	return nil
+	return startErr(CodeStartFailed, err)
 }
 
 // healthz is the Gateway's unauthenticated liveness endpoint.

@@ -11,8 +11,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -72,9 +70,7 @@ type live struct {
 	workspace string
 	artifacts string
 	descDir   string
-	proxyHits atomic.Int64
-	proxyMu   sync.Mutex
-	proxyReqs []string
+	proxy     *livetest.Proxy
 }
 
 func newLive(t testing.TB, script *modelstub.Script) *live {
@@ -86,51 +82,17 @@ func newLive(t testing.TB, script *modelstub.Script) *live {
 	}
 	l.stub = modelstub.New(script, modelstub.WithExpectKey(testKey))
 	t.Cleanup(l.stub.Close)
-
-	// Any HTTP(S) request OpenCode made to a host other than loopback
-	// would go to this proxy and be counted.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			l.proxyHits.Add(1)
-			// Record what was asked for (the request line names the host).
-			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
-			buf := make([]byte, 512)
-			n, _ := c.Read(buf)
-			line, _, _ := strings.Cut(string(buf[:n]), "\r\n")
-			l.proxyMu.Lock()
-			l.proxyReqs = append(l.proxyReqs, line)
-			l.proxyMu.Unlock()
-			c.Close()
-		}
-	})
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	proxy := "http://" + ln.Addr().String()
+	l.proxy = livetest.NewProxy(t)
 
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), keyEnv+"="+testKey,
-		"HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "ALL_PROXY="+proxy,
-		"https_proxy="+proxy, "http_proxy="+proxy, "all_proxy="+proxy,
-		"NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1")
-	vars := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
+	env := append(os.Environ(), keyEnv+"="+testKey)
+	env = append(env, l.proxy.Env()...)
 	l.client = fabric.New(
 		fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
-		fabric.WithEnv(func(k string) (string, bool) { v, ok := vars[k]; return v, ok }),
+		fabric.WithEnv(livetest.Lookup(env)),
 		fabric.WithExtraPath(path...),
 	)
 	return l
@@ -198,10 +160,8 @@ func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult 
 // checkOffline fails the test when OpenCode tried to reach another host.
 func (l *live) checkOffline() {
 	l.t.Helper()
-	if n := l.proxyHits.Load(); n > 0 {
-		l.proxyMu.Lock()
-		defer l.proxyMu.Unlock()
-		l.t.Errorf("OpenCode opened %d connections to the sentinel proxy: it tried to reach a host other than the model endpoint: %q", n, l.proxyReqs)
+	if n := l.proxy.Hits(); n > 0 {
+		l.t.Errorf("OpenCode opened %d connections to the sentinel proxy: it tried to reach a host other than the model endpoint: %q", n, l.proxy.Requests())
 	}
 }
 

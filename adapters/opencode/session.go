@@ -115,7 +115,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, startErr(CodeInvalidConfig, err)
 	}
-	key, err := keyFrom(model, nil)
+	key, err := adapterkit.ModelKey(model.APIKeyEnv, "models."+model.Role+".api_key_env")
 	if err != nil {
 		return nil, startErr(CodeAPIKeyMissing, err)
 	}
@@ -303,33 +303,18 @@ func (s *session) awaitListening(ctx context.Context) error {
 // server still runs and owns its port on loopback (as S2 asks of
 // interfaces).
 func (s *session) awaitHealthy(ctx context.Context) error {
-	delay := 50 * time.Millisecond
-	for {
-		if info, done := s.srv.ExitState(); done {
-			return s.explainStart(startErr(CodeServerExited, fmt.Errorf("opencode serve exited (%s) before it was healthy", info)))
-		}
-		if s.health(ctx) == nil {
-			break
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-s.srv.Done():
-		case <-ctx.Done():
-			t.Stop()
-			return s.explainStart(startErr(CodeStartTimeout, fmt.Errorf("opencode serve was not healthy within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
-		case <-t.C:
-		}
-		t.Stop()
-		delay = min(2*delay, healthPollMax)
-	}
-	owns, err := s.srv.OwnsListener(uint16(s.port))
+	err := s.srv.AwaitHealthy(ctx, uint16(s.port), healthPollMax, s.health)
 	switch {
-	case err != nil && !errors.Is(err, errors.ErrUnsupported):
-		return startErr(CodeStartFailed, fmt.Errorf("cannot confirm who listens on port %d: %w", s.port, err))
-	case err == nil && !owns:
-		return startErr(CodeStartFailed, fmt.Errorf("after health, port %d is not held by opencode serve", s.port))
+	case err == nil:
+		return nil
+	case errors.Is(err, proc.ErrExited):
+		return s.explainStart(startErr(CodeServerExited, fmt.Errorf("opencode serve exited before it was healthy: %w", err)))
+	case ctx.Err() != nil:
+		return s.explainStart(startErr(CodeStartTimeout, fmt.Errorf("opencode serve was not healthy within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
+	case errors.Is(err, proc.ErrNotListening):
+		return startErr(CodeStartFailed, fmt.Errorf("after health, port %d is not held by opencode serve: %w", s.port, err))
 	}
-	return nil
+	return startErr(CodeStartFailed, err)
 }
 
 // explainStart adds the server's last output to a start failure.

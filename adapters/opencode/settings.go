@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -183,16 +182,4 @@ func SelectModel(models map[string]contract.AgentModel) (Model, error) {
 		}
 	}
 	return out, nil
-}
-
-// keyFrom returns the value of the model's key variable.
-func keyFrom(m Model, lookup func(string) (string, bool)) (string, error) {
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
-	v, ok := lookup(m.APIKeyEnv)
-	if !ok || v == "" {
-		return "", fmt.Errorf("the environment variable %s (models.%s.api_key_env) is not set", m.APIKeyEnv, m.Role)
-	}
-	return v, nil
 }

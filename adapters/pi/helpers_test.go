@@ -7,12 +7,9 @@ import (
 	"encoding/json"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -58,7 +55,7 @@ type live struct {
 	stateDir  string
 	workspace string
 	descDir   string
-	proxyHits atomic.Int64
+	proxy     *livetest.Proxy
 }
 
 func newLive(t testing.TB, script *modelstub.Script) *live {
@@ -71,40 +68,17 @@ func newLive(t testing.TB, script *modelstub.Script) *live {
 	l.stub = modelstub.New(script, modelstub.WithExpectKey(testKey))
 	t.Cleanup(l.stub.Close)
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			l.proxyHits.Add(1)
-			c.Close()
-		}
-	})
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	proxy := "http://" + ln.Addr().String()
+	l.proxy = livetest.NewProxy(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), keyEnv+"="+testKey,
 		// An ambient key for a built-in provider must not be used.
-		"OPENAI_API_KEY=sk-ambient-must-not-be-sent",
-		"HTTPS_PROXY="+proxy, "HTTP_PROXY="+proxy, "ALL_PROXY="+proxy,
-		"https_proxy="+proxy, "http_proxy="+proxy, "all_proxy="+proxy,
-		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost")
-	envMap := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		envMap[k] = v
-	}
+		"OPENAI_API_KEY=sk-ambient-must-not-be-sent")
+	env = append(env, l.proxy.Env()...)
 	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
-		fabric.WithEnv(func(k string) (string, bool) { v, ok := envMap[k]; return v, ok }),
+		fabric.WithEnv(livetest.Lookup(env)),
 		fabric.WithExtraPath(path...))
 	return l
 }
@@ -165,7 +139,7 @@ func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult 
 // endpoint with the configured key.
 func (l *live) checkRequests() {
 	l.t.Helper()
-	if n := l.proxyHits.Load(); n > 0 {
+	if n := l.proxy.Hits(); n > 0 {
 		l.t.Errorf("pi opened %d connections to the sentinel proxy: it tried to reach another host", n)
 	}
 	reqs := l.stub.Requests()

@@ -244,7 +244,7 @@ func TestLiveAnthropicAndResponsesAPIs(t *testing.T) {
 		}
 		t.Error("unexpected requests")
 	}
-	if n := l.proxyHits.Load(); n > 0 {
+	if n := l.proxy.Hits(); n > 0 {
 		t.Errorf("%d connections to the sentinel proxy", n)
 	}
 }
