@@ -127,6 +127,11 @@ func (r *Runtime) State() string { return r.rt.State() }
 // HostPid returns the adapter host's process id.
 func (r *Runtime) HostPid() int { return r.rt.HostPid() }
 
+// Exited is closed when the runtime's adapter host has exited: after Stop,
+// or when it died on its own (a crash, a kill), which a supervisor watches
+// to apply its restart policy.
+func (r *Runtime) Exited() <-chan struct{} { return r.rt.Exited() }
+
 // Run starts a runtime, invokes it once with input and stops it. A cleanup
 // failure is joined to the invocation's error instead of replacing it.
 func (c *Client) Run(ctx context.Context, l *Loaded, input any, opts ...InvokeOption) (*contract.RunResult, error) {

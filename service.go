@@ -22,6 +22,15 @@ type StartOption func(*startConfig)
 
 type startConfig struct {
 	service *Service
+	env     []string
+}
+
+// WithHostEnvVars adds "NAME=value" entries to this runtime's adapter host
+// environment, after everything else (a per-runtime credential a
+// supervisor resolved, say). Values are treated as secrets: they are
+// scrubbed from diagnostics and never enter the plan, handle or result.
+func WithHostEnvVars(env ...string) StartOption {
+	return func(c *startConfig) { c.env = append(c.env, env...) }
 }
 
 // WithService binds the runtime to a service of the same adapter: the
@@ -59,6 +68,7 @@ func checkStartConfig(cfg *contract.FabricConfig, opts []StartOption) error {
 // with the started runtime, or nil if the start failed.
 func bindStart(p *contract.RunPlan, ro *runtime.Options, opts []StartOption) (func(*runtime.Runtime), error) {
 	sc := startOptions(opts)
+	ro.ExtraEnv = append(ro.ExtraEnv, sc.env...)
 	if sc.service == nil {
 		return func(*runtime.Runtime) {}, nil
 	}

@@ -23,6 +23,7 @@ var envelopeFields = []string{"protocol_version", "operation_id", "operation"}
 var operationFields = map[string][]string{
 	OpStart:  {"agent", "timeout_seconds", "config", "base_dir", "strict"},
 	OpInvoke: {"agent", "runtime_id", "timeout_seconds", "request", "stream"},
+	OpDeploy: {"timeout_seconds", "action", "payload"},
 	OpStop:   {"agent", "runtime_id", "timeout_seconds"},
 	OpCheck:  {"agent", "runtime_id", "timeout_seconds", "level", "interface"},
 	OpStatus: {"agent", "runtime_id", "timeout_seconds"},
@@ -183,6 +184,19 @@ func DecodeRequest(line []byte) (*Request, *Error) {
 		if !slices.Contains(decisions, req.Decision) {
 			return req, invalid("decision", "must be allow or deny, got %q", clip(req.Decision))
 		}
+	case OpDeploy:
+		if req.Action, err = stringField(fields, "action", true); err != nil {
+			return req, err
+		}
+		if !validID(req.Action, maxOperationID) {
+			return req, invalid("action", "must be 1 to %d characters from A-Z a-z 0-9 . _ : -", maxOperationID)
+		}
+		if raw, ok := fields["payload"]; ok {
+			if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+				return req, invalid("payload", "must be a JSON object")
+			}
+			req.Payload = raw
+		}
 	case OpCheck:
 		if req.Level, err = stringField(fields, "level", false); err != nil {
 			return req, err
@@ -205,7 +219,13 @@ func DecodeRequest(line []byte) (*Request, *Error) {
 		if !hasAgent {
 			return req, invalid("agent", "is required")
 		}
-	case OpInvoke, OpStop, OpDecide:
+	case OpInvoke:
+		// Without runtime_id, the agent's only runtime (a deployed agent
+		// is addressed by its name alone).
+		if !hasAgent {
+			return req, invalid("agent", "is required")
+		}
+	case OpStop, OpDecide:
 		if !hasAgent {
 			return req, invalid("agent", "is required")
 		}
@@ -214,13 +234,11 @@ func DecodeRequest(line []byte) (*Request, *Error) {
 		}
 	case OpCheck:
 		switch {
-		case hasAgent && !hasRuntime:
-			return req, invalid("runtime_id", "is required with agent (a runtime check names both; a server check neither)")
 		case hasRuntime && !hasAgent:
 			return req, invalid("agent", "is required with runtime_id (a runtime check names both; a server check neither)")
-		case req.Level != "" && !hasRuntime:
+		case req.Level != "" && !hasRuntime && !hasAgent:
 			return req, invalid("level", "a server check takes no level")
-		case req.Interface != "" && !hasRuntime:
+		case req.Interface != "" && !hasRuntime && !hasAgent:
 			return req, invalid("interface", "a server check takes no interface")
 		}
 	}

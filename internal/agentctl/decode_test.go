@@ -51,6 +51,16 @@ func TestDecodeRequest(t *testing.T) {
 			want: &Request{ProtocolVersion: ProtocolVersion, OperationID: "op-5", Operation: OpCheck, Agent: "demo", RuntimeID: "runtime-1", Level: "ready"},
 		},
 		{
+			name: "agent check by name alone",
+			line: `{` + pv + `,"operation_id":"op-5","operation":"check","agent":"demo","level":"ready"}`,
+			want: &Request{ProtocolVersion: ProtocolVersion, OperationID: "op-5", Operation: OpCheck, Agent: "demo", Level: "ready"},
+		},
+		{
+			name: "deploy apply",
+			line: `{` + pv + `,"operation_id":"op-7","operation":"deploy","action":"apply","payload":{"a":1},"timeout_seconds":30}`,
+			want: &Request{ProtocolVersion: ProtocolVersion, OperationID: "op-7", Operation: OpDeploy, Action: "apply", Payload: []byte(`{"a":1}`), TimeoutSeconds: 30},
+		},
+		{
 			name: "status filtered by agent",
 			line: `  {"operation":"status",` + pv + `,"operation_id":"op-6","agent":"démo agent"}  ` + "\r\n",
 			want: &Request{ProtocolVersion: ProtocolVersion, OperationID: "op-6", Operation: OpStatus, Agent: "démo agent"},
@@ -92,7 +102,10 @@ func TestDecodeRequest(t *testing.T) {
 		{name: "timeout string", line: `{` + pv + `,"operation_id":"op-1","operation":"check","timeout_seconds":"3"}`, code: CodeInvalidRequest, field: "timeout_seconds"},
 		{name: "check level without runtime", line: `{` + pv + `,"operation_id":"op-1","operation":"check","level":"ready"}`, code: CodeInvalidRequest, field: "level"},
 		{name: "check unknown level", line: `{` + pv + `,"operation_id":"op-1","operation":"check","agent":"a","runtime_id":"r","level":"deep"}`, code: CodeInvalidRequest, field: "level"},
-		{name: "check agent without runtime", line: `{` + pv + `,"operation_id":"op-1","operation":"check","agent":"a"}`, code: CodeInvalidRequest, field: "runtime_id"},
+		{name: "deploy without action", line: `{` + pv + `,"operation_id":"op-1","operation":"deploy"}`, code: CodeInvalidRequest, field: "action"},
+		{name: "deploy payload not an object", line: `{` + pv + `,"operation_id":"op-1","operation":"deploy","action":"apply","payload":[1]}`, code: CodeInvalidRequest, field: "payload"},
+		{name: "deploy with agent", line: `{` + pv + `,"operation_id":"op-1","operation":"deploy","action":"apply","agent":"a"}`, code: CodeInvalidRequest, field: "agent"},
+		{name: "stop agent without runtime", line: `{` + pv + `,"operation_id":"op-1","operation":"stop","agent":"a"}`, code: CodeInvalidRequest, field: "runtime_id"},
 		{name: "check runtime without agent", line: `{` + pv + `,"operation_id":"op-1","operation":"check","runtime_id":"r"}`, code: CodeInvalidRequest, field: "agent"},
 		{name: "too large", line: `{"x":"` + strings.Repeat("a", MaxRequestBytes) + `"}`, code: CodeRequestTooLarge, field: "$"},
 	}

@@ -30,10 +30,14 @@ const (
 	OpStatus = "status"
 	// OpDecide answers a permission request a running invocation raised.
 	OpDecide = "decide"
+	// OpDeploy is a deployment supervisor's operation (apply, status,
+	// destroy of a fabric.deployment document); Action names it and
+	// Payload carries its document. A plain serve refuses it.
+	OpDeploy = "deploy"
 )
 
 // Operations lists every operation in a stable order.
-var Operations = []string{OpStart, OpInvoke, OpStop, OpCheck, OpStatus, OpDecide}
+var Operations = []string{OpStart, OpInvoke, OpStop, OpCheck, OpStatus, OpDecide, OpDeploy}
 
 // Response statuses.
 const (
@@ -55,6 +59,8 @@ const (
 	CodeInvokeFailed     = "invoke_failed"     // the runtime refused the invocation; Details say why
 	CodeStopFailed       = "stop_failed"       // stop could not confirm the host is gone
 	CodeDecideFailed     = "decide_failed"     // the decision was not taken (no such pending request); Details say why
+	CodeNotSupervisor    = "not_a_supervisor"  // a deploy request reached a serve that supervises no deployment
+	CodeAmbiguousAgent   = "ambiguous_agent"   // the agent has several runtimes: name one with runtime_id
 	CodeInternal         = "internal_error"    // a bug in serve; the message says what
 
 	// Produced by the client itself.
@@ -133,6 +139,11 @@ type Request struct {
 	InvocationID string `json:"invocation_id,omitempty"`
 	RequestID    string `json:"request_id,omitempty"`
 	Decision     string `json:"decision,omitempty"`
+
+	// deploy: the supervisor's action and its JSON object payload, which
+	// the supervisor decodes strictly itself.
+	Action  string          `json:"action,omitempty"`
+	Payload json.RawMessage `json:"payload,omitempty"`
 }
 
 // RecordLine is one streamed event of an invoke with stream set; serve

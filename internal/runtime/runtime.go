@@ -284,6 +284,10 @@ func (r *Runtime) Plan() *contract.RunPlan { return r.plan }
 // HostPid is the adapter host's process id.
 func (r *Runtime) HostPid() int { return r.host.Pid() }
 
+// Exited is closed when the adapter host process has exited, whether it
+// was stopped or died on its own.
+func (r *Runtime) Exited() <-chan struct{} { return r.host.Exited() }
+
 // Home is the runtime's private directory (removed at stop).
 func (r *Runtime) Home() string { return r.home }
 

@@ -295,14 +295,13 @@ func (a *app) invokeCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", "", "agent name")
-	cmd.Flags().StringVar(&runtimeID, "runtime-id", "", "runtime id (from start or status)")
+	cmd.Flags().StringVar(&runtimeID, "runtime-id", "", "runtime id (from start or status); without it, the agent's only runtime (a deployed agent by its name)")
 	cmd.Flags().StringVar(&input, "input", "", "input text")
 	cmd.Flags().StringVar(&requestFile, "request", "", "RunRequest JSON file (- for stdin)")
 	cmd.Flags().StringVar(&requestID, "request-id", "", "request id kept in the result")
 	cmd.Flags().BoolVar(&stream, "stream", false, "print each event as it happens (JSON lines), then the RunResult")
 	timeoutFlag(cmd, &timeout, "seconds after which the invocation is cancelled (default: the runtime's invoke limit)")
 	_ = cmd.MarkFlagRequired("agent")
-	_ = cmd.MarkFlagRequired("runtime-id")
 	return cmd
 }
 
@@ -405,22 +404,22 @@ func (a *app) checkCommand() *cobra.Command {
 			switch {
 			case n > 1:
 				return a.usage(cmd, "give one of --live, --active, --ready")
-			case (agent == "") != (runtimeID == ""):
-				return a.usage(cmd, "a runtime check needs both --agent and --runtime-id; a server check neither")
-			case level != "" && runtimeID == "":
-				return a.usage(cmd, "a server check takes no level; --%s needs --agent and --runtime-id", level)
+			case agent == "" && runtimeID != "":
+				return a.usage(cmd, "a runtime check needs --agent (and --runtime-id, unless the agent has one runtime); a server check neither")
+			case level != "" && agent == "":
+				return a.usage(cmd, "a server check takes no level; --%s needs --agent", level)
 			}
 			wait := 3*time.Second + checkMargin
 			if timeout > 0 {
 				wait = time.Duration(timeout*float64(time.Second)) + checkMargin
 			}
-			if iface != "" && runtimeID == "" {
-				return a.usage(cmd, "--interface needs --agent and --runtime-id")
+			if iface != "" && agent == "" {
+				return a.usage(cmd, "--interface needs --agent")
 			}
 			return a.call(cmd, &agentctl.Request{Operation: agentctl.OpCheck, Agent: agent, RuntimeID: runtimeID, Level: level, TimeoutSeconds: timeout, Interface: iface}, wait)
 		},
 	}
-	cmd.Flags().StringVar(&agent, "agent", "", "agent name (with --runtime-id)")
+	cmd.Flags().StringVar(&agent, "agent", "", "agent name (alone: the agent's only runtime)")
 	cmd.Flags().StringVar(&runtimeID, "runtime-id", "", "runtime id (with --agent)")
 	cmd.Flags().StringVar(&iface, "interface", "", "check this harness interface of the runtime (dashboard, api, terminal...) instead of the runtime; its outcome never decides the runtime's check")
 	cmd.Flags().BoolVar(&live, "live", false, "the native process or session is observed (default level)")

@@ -39,6 +39,30 @@ func (s *Server) lookup(agent, id string) *entry {
 	return s.runtimes[key{agent, id}]
 }
 
+// resolve finds the runtime a request names: by agent and runtime id, or
+// by agent alone when the agent has exactly one runtime (a deployed agent
+// is addressed by its name). A nil entry with a nil error is "not found".
+func (s *Server) resolve(req *agentctl.Request) (*entry, *agentctl.Error) {
+	if req.RuntimeID != "" {
+		return s.lookup(req.Agent, req.RuntimeID), nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var found *entry
+	n := 0
+	for k, e := range s.runtimes {
+		if k.agent == req.Agent {
+			found, n = e, n+1
+		}
+	}
+	if n > 1 {
+		return nil, &agentctl.Error{Code: agentctl.CodeAmbiguousAgent, Field: "runtime_id",
+			Message:  fmt.Sprintf("agent %q has %d runtimes; name one with runtime_id", req.Agent, n),
+			Metadata: map[string]any{"agent": req.Agent, "runtimes": n}}
+	}
+	return found, nil
+}
+
 func stoppingError() *agentctl.Error {
 	return &agentctl.Error{Code: agentctl.CodeServerStopping, Retryable: true, Message: "fabric-agent-ctl serve is shutting down and takes no new work"}
 }
@@ -90,26 +114,15 @@ func (s *Server) start(req *agentctl.Request) *agentctl.Response {
 		ctx, cancel = context.WithTimeout(ctx, seconds(req.TimeoutSeconds))
 	}
 	defer cancel()
-	rt, err := s.client.StartRuntime(ctx, l)
+	rt, err := s.StartAgent(ctx, req.Agent, req.Config, l)
 	if err != nil {
-		if s.stopping.Load() {
-			return agentctl.Failed(req, stoppingError(), nil)
+		var ae *agentctl.Error
+		if errors.As(err, &ae) {
+			return agentctl.Failed(req, ae, nil)
 		}
 		d, msg := details(err)
 		return agentctl.Failed(req, &agentctl.Error{Code: agentctl.CodeStartFailed, Message: msg, Details: d}, nil)
 	}
-	e := &entry{agent: req.Agent, id: rt.ID(), rt: rt, hostPid: rt.HostPid(), config: req.Config, started: time.Now()}
-	e.hostStart = startTicks(e.hostPid)
-	s.mu.Lock()
-	if s.stopping.Load() {
-		s.mu.Unlock()
-		_, _ = rt.Stop(context.Background())
-		return agentctl.Failed(req, stoppingError(), nil)
-	}
-	s.runtimes[key{e.agent, e.id}] = e
-	s.mu.Unlock()
-	s.writeJournal()
-	s.log.Info("runtime started", "agent", e.agent, "runtime_id", e.id, "host_pid", e.hostPid, "config", e.config)
 	resp, err := agentctl.Succeeded(req, rt.Handle())
 	if err != nil {
 		return agentctl.Failed(req, agentctl.Errorf(agentctl.CodeInternal, "cannot encode the handle: %v", err), nil)
@@ -117,8 +130,80 @@ func (s *Server) start(req *agentctl.Request) *agentctl.Response {
 	return resp
 }
 
+// StartAgent starts a runtime for agent from a loaded config and owns it
+// exactly like one the start operation started: it is journaled, listed
+// by status, addressed by agent (and runtime id) and stopped at shutdown.
+// label is what status shows as the runtime's config. Errors are Fabric's
+// own, or *agentctl.Error server_stopping.
+func (s *Server) StartAgent(ctx context.Context, agent, label string, l *fabric.Loaded, opts ...fabric.StartOption) (*fabric.Runtime, error) {
+	if s.stopping.Load() {
+		return nil, stoppingError()
+	}
+	rt, err := s.client.StartRuntime(ctx, l, opts...)
+	if err != nil {
+		if s.stopping.Load() {
+			return nil, stoppingError()
+		}
+		return nil, err
+	}
+	e := &entry{agent: agent, id: rt.ID(), rt: rt, hostPid: rt.HostPid(), config: label, started: time.Now()}
+	e.hostStart = startTicks(e.hostPid)
+	s.mu.Lock()
+	if s.stopping.Load() {
+		s.mu.Unlock()
+		_, _ = rt.Stop(context.Background())
+		return nil, stoppingError()
+	}
+	s.runtimes[key{e.agent, e.id}] = e
+	s.mu.Unlock()
+	s.writeJournal()
+	s.log.Info("runtime started", "agent", e.agent, "runtime_id", e.id, "host_pid", e.hostPid, "config", e.config)
+	return rt, nil
+}
+
+// StopRuntime stops one runtime serve owns (also one whose host died on
+// its own: its cleanup is then confirmed). An unknown runtime is already
+// stopped. A stop that cannot confirm the host gone is recorded unclean.
+func (s *Server) StopRuntime(ctx context.Context, agent, id string) (contract.RuntimeStopResult, error) {
+	e := s.lookup(agent, id)
+	if e == nil {
+		return contract.RuntimeStopResult{RuntimeID: id, Status: "already_stopped", AlreadyStopped: true}, nil
+	}
+	out := s.stopEntry(ctx, e)
+	return out.res, out.err
+}
+
+// CheckRuntime runs a bounded health check of one owned runtime; a
+// runtime serve does not own gets a runtime_unavailable report.
+func (s *Server) CheckRuntime(ctx context.Context, agent, id string, creq contract.CheckRequest) (contract.CheckReport, error) {
+	creq.Scope, creq.RuntimeID = contract.ScopeRuntime, id
+	if err := health.Normalize(&creq); err != nil {
+		return contract.CheckReport{}, err
+	}
+	e := s.lookup(agent, id)
+	if e == nil {
+		return health.Missing(creq, contract.ReasonRuntimeUnavailable, fmt.Sprintf("serve owns no runtime %s of agent %q", id, agent)), nil
+	}
+	return e.rt.Check(ctx, creq)
+}
+
+// Invocations is how many invocations an owned runtime took (0 when
+// serve does not own it).
+func (s *Server) Invocations(agent, id string) int64 {
+	if e := s.lookup(agent, id); e != nil {
+		return e.invocations.Load()
+	}
+	return 0
+}
+
+// Stopping reports whether serve's shutdown has begun.
+func (s *Server) Stopping() bool { return s.stopping.Load() }
+
 func (s *Server) invoke(c *net.UnixConn, req *agentctl.Request) *agentctl.Response {
-	e := s.lookup(req.Agent, req.RuntimeID)
+	e, aerr := s.resolve(req)
+	if aerr != nil {
+		return agentctl.Failed(req, aerr, nil)
+	}
 	if e == nil {
 		return agentctl.Failed(req, notFound(req), nil)
 	}
@@ -189,8 +274,12 @@ func (s *Server) invoke(c *net.UnixConn, req *agentctl.Request) *agentctl.Respon
 }
 
 func notFound(req *agentctl.Request) *agentctl.Error {
+	msg := fmt.Sprintf("serve owns no runtime %s of agent %q", req.RuntimeID, req.Agent)
+	if req.RuntimeID == "" {
+		msg = fmt.Sprintf("serve owns no runtime of agent %q", req.Agent)
+	}
 	return &agentctl.Error{Code: agentctl.CodeRuntimeNotFound,
-		Message:  fmt.Sprintf("serve owns no runtime %s of agent %q", req.RuntimeID, req.Agent),
+		Message:  msg,
 		Metadata: map[string]any{"runtime_id": req.RuntimeID, "agent": req.Agent}}
 }
 
@@ -267,6 +356,28 @@ func checkInvalid(err error) *agentctl.Error {
 
 func (s *Server) check(req *agentctl.Request) *agentctl.Response {
 	var rep contract.CheckReport
+	if req.RuntimeID == "" && req.Agent != "" {
+		// A deployed agent checked by its name alone: its only runtime.
+		e, aerr := s.resolve(req)
+		if aerr != nil {
+			return agentctl.Failed(req, aerr, nil)
+		}
+		if e == nil {
+			creq := contract.CheckRequest{Scope: contract.ScopeRuntime, RuntimeID: "unknown", Level: req.Level, TimeoutSeconds: req.TimeoutSeconds, Interface: req.Interface}
+			if err := health.Normalize(&creq); err != nil {
+				return agentctl.Failed(req, checkInvalid(err), nil)
+			}
+			rep = health.Missing(creq, contract.ReasonRuntimeUnavailable, fmt.Sprintf("serve owns no runtime of agent %q", req.Agent))
+			resp, err := agentctl.Succeeded(req, rep)
+			if err != nil {
+				return agentctl.Failed(req, agentctl.Errorf(agentctl.CodeInternal, "cannot encode the report: %v", err), nil)
+			}
+			return resp
+		}
+		r2 := *req
+		r2.RuntimeID = e.id
+		req = &r2
+	}
 	if req.RuntimeID == "" {
 		creq := contract.CheckRequest{Scope: contract.ScopeServer, TimeoutSeconds: req.TimeoutSeconds, Interface: req.Interface}
 		if err := health.Normalize(&creq); err != nil {

@@ -47,6 +47,15 @@ type Options struct {
 	// AllowPeer decides whether a connecting uid is served (default: this
 	// process's uid and root).
 	AllowPeer func(uid uint32) bool
+	// Deployer answers deploy requests: set by a deployment supervisor
+	// (fabric serve); nil refuses them with not_a_supervisor.
+	Deployer Deployer
+}
+
+// Deployer answers the deploy operation. It is called on the request's
+// own goroutine and must bound its own work (ctx ends at shutdown).
+type Deployer interface {
+	Deploy(ctx context.Context, req *agentctl.Request) *agentctl.Response
 }
 
 // errServerStopping is the cancellation cause of work cut short by shutdown.
@@ -324,6 +333,11 @@ func (s *Server) dispatch(c *net.UnixConn, req *agentctl.Request) (resp *agentct
 		return s.status(req)
 	case agentctl.OpDecide:
 		return s.decide(req)
+	case agentctl.OpDeploy:
+		if s.opts.Deployer == nil {
+			return agentctl.Failed(req, &agentctl.Error{Code: agentctl.CodeNotSupervisor, Message: "this serve supervises no deployment; deploy requests go to a supervisor started by fabric deploy apply or fabric serve"}, nil)
+		}
+		return s.opts.Deployer.Deploy(s.base, req)
 	}
 	return agentctl.Failed(req, &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "operation", Message: "unknown operation"}, nil)
 }
