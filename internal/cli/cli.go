@@ -81,6 +81,9 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("output") && cmd.Annotations[terminalOutput] != "" && isTerminal(a.stdio.Out) {
+				a.output = cmd.Annotations[terminalOutput]
+			}
 			switch a.output {
 			case "json", "text", "jsonl":
 				return nil
@@ -88,11 +91,17 @@ func (a *app) rootCommand() *cobra.Command {
 			return &exitError{code: ExitUsage, err: fmt.Errorf("--output must be json, jsonl or text, not %q", a.output)}
 		},
 	}
-	root.PersistentFlags().StringVarP(&a.output, "output", "o", "json", "output format: json, jsonl (one compact document per line; fabric run streams its events) or text")
+	root.PersistentFlags().StringVarP(&a.output, "output", "o", "json", "output format: json, jsonl (one compact document per line; fabric run streams its events) or text (default for run and chat when stdout is a terminal)")
 	root.AddCommand(a.planCommand(), a.doctorCommand(), a.adaptersCommand(), a.schemaCommand(), a.runCommand(), a.chatCommand(), a.checkCommand(), a.conformanceCommand())
 	root.AddCommand(a.modelCommand())
 	return root
 }
+
+// terminalOutput annotates a command whose output for a person differs
+// from its output for programs: its value is the --output a terminal on
+// stdout gets when the flag is not given (as kubectl and gh do); anything
+// else (a pipe, a file) keeps the JSON default, so scripts keep working.
+const terminalOutput = "fabric/terminal-output"
 
 // configFlags are the flags every command that reads a config takes.
 type configFlags struct {

@@ -24,8 +24,9 @@ func (a *app) runCommand() *cobra.Command {
 		Use:   "run CONFIG [--input TEXT | --request FILE]",
 		Short: "Start a runtime, invoke it once, stop it, and print the RunResult",
 		Long: "Start a runtime for CONFIG, invoke it once and stop it. The input comes from --input, from a RunRequest JSON file (--request), or from stdin.\n" +
-			"With --output json the RunResult is printed; with text, the output and a status line. Exit status 0 when the invocation succeeded, 1 otherwise, 2 on usage errors.",
-		Args: cobra.ExactArgs(1),
+			"With --output json (the default when stdout is not a terminal) the RunResult is printed; with text (the default on a terminal), the turn as it streams and a status line. Exit status 0 when the invocation succeeded, 1 otherwise, 2 on usage errors.",
+		Args:        cobra.ExactArgs(1),
+		Annotations: map[string]string{terminalOutput: "text"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := a.readRequest(cmd, input, requestFile)
 			if err != nil {
@@ -203,10 +204,11 @@ func isTerminal(w io.Writer) bool {
 func (a *app) chatCommand() *cobra.Command {
 	var cf configFlags
 	cmd := &cobra.Command{
-		Use:   "chat CONFIG",
-		Short: "Hold one runtime for a multi-turn conversation at a prompt",
-		Long:  "Start one runtime and send each line read from stdin as an invocation; print each answer. End with EOF or /quit; the runtime is stopped on exit.",
-		Args:  cobra.ExactArgs(1),
+		Use:         "chat CONFIG",
+		Short:       "Hold one runtime for a multi-turn conversation at a prompt",
+		Long:        "Start one runtime and send each line read from stdin as an invocation; print each answer (text on a terminal, each RunResult as JSON otherwise). End with EOF or /quit; the runtime is stopped on exit.",
+		Args:        cobra.ExactArgs(1),
+		Annotations: map[string]string{terminalOutput: "text"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := a.client.LoadConfig(args[0], cf.loadOptions())
 			if err != nil {
