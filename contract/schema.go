@@ -53,6 +53,7 @@ func Schemas() []SchemaDoc {
 		{"check-request", "CheckRequest", "Request for a bounded health check of one scope.", reflect.TypeFor[CheckRequest]()},
 		{"check-report", "CheckReport", "Answer to a health check request.", reflect.TypeFor[CheckReport]()},
 		{"doctor-report", "DoctorReport", "Result of preflight diagnosis.", reflect.TypeFor[DoctorReport]()},
+		{"deployment", "Deployment", "A deployment of sandboxes, agents and integrations (fabric.deployment/v1alpha1).", reflect.TypeFor[Deployment]()},
 	}
 }
 

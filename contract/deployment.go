@@ -1,0 +1,825 @@
+package contract
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net"
+	"net/url"
+	"path"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+	orderedmap "github.com/pb33f/ordered-map/v2"
+)
+
+// DeploymentSchemaVersion is the schema_version of a deployment document.
+const DeploymentSchemaVersion = "fabric.deployment/v1alpha1"
+
+// Supervisor kinds.
+const (
+	SupervisorProcess  = "process"  // fabric deploy starts and owns the supervisor process
+	SupervisorExternal = "external" // a supervisor already listens on SupervisorSpec.Socket
+)
+
+// Integration kinds.
+const (
+	IntegrationMCPServer = "mcpServer"
+	IntegrationInference = "inference"
+)
+
+// MCP server transports of an MCPServerIntegration.
+const (
+	MCPServerStdio = "stdio"
+	MCPServerHTTP  = "http"
+)
+
+// Inference APIs of an InferenceIntegration.
+const (
+	InferenceOpenAIResponses       = "openai-responses"
+	InferenceOpenAIChatCompletions = "openai-chat-completions"
+	InferenceAnthropicMessages     = "anthropic-messages"
+)
+
+// Restart policies and their defaults.
+const (
+	RestartNever     = "never"
+	RestartOnFailure = "on-failure"
+
+	DefaultRestartMax = 5
+	// DefaultMCPPath is the path of a run MCP server that declares none.
+	DefaultMCPPath = "/mcp"
+)
+
+// DefaultRestartBackoff is [initial, cap] in seconds when a policy declares none.
+var DefaultRestartBackoff = []float64{1, 30}
+
+// Deployment is a fabric.deployment/v1alpha1 document: one supervisor, the
+// integrations it offers, and the sandboxes whose agents it runs.
+type Deployment struct {
+	SchemaVersion string             `json:"schema_version" jsonschema:"const=fabric.deployment/v1alpha1"`
+	Metadata      DeploymentMetadata `json:"metadata"`
+	Spec          DeploymentSpec     `json:"spec"`
+}
+
+// DeploymentMetadata names a deployment. UID is its immutable ownership
+// identity (a lowercase UUID): two documents with the same name and another
+// uid are different deployments.
+type DeploymentMetadata struct {
+	Name string `json:"name"`
+	UID  string `json:"uid"`
+}
+
+// Validate checks the name and the uid.
+func (m *DeploymentMetadata) Validate() []DeploymentIssue {
+	var is issues
+	is.name("name", m.Name)
+	if !uuidPattern.MatchString(m.UID) {
+		is.add("uid", IssueInvalidValue, "uid must be a lowercase UUID (8-4-4-4-12 hex digits)")
+	}
+	return is
+}
+
+// DeploymentSpec is what a deployment runs. Integrations here are available
+// to every sandbox and attached to no agent until one references them.
+type DeploymentSpec struct {
+	Supervisor   SupervisorSpec         `json:"supervisor"`
+	Integrations map[string]Integration `json:"integrations,omitempty"`
+	Sandboxes    []SandboxSpec          `json:"sandboxes"`
+}
+
+// MarshalJSON writes a nil Sandboxes list as [], never null.
+func (s DeploymentSpec) MarshalJSON() ([]byte, error) {
+	type plain DeploymentSpec
+	if s.Sandboxes == nil {
+		s.Sandboxes = []SandboxSpec{}
+	}
+	return json.Marshal(plain(s))
+}
+
+// SupervisorSpec says where the deployment's supervisor runs. Socket is
+// required (and absolute) for kind external and absent for kind process.
+type SupervisorSpec struct {
+	Kind   string `json:"kind"`
+	Socket string `json:"socket,omitempty"`
+}
+
+// Validate checks the kind and the socket.
+func (s *SupervisorSpec) Validate() []DeploymentIssue {
+	var is issues
+	switch s.Kind {
+	case SupervisorProcess:
+		if s.Socket != "" {
+			is.add("socket", IssueInvalidValue, "socket applies only to kind %s; a process supervisor chooses its own", SupervisorExternal)
+		}
+	case SupervisorExternal:
+		switch {
+		case s.Socket == "":
+			is.add("socket", IssueMissingField, "kind external needs the socket the supervisor listens on")
+		case !strings.HasPrefix(s.Socket, "/") || path.Clean(s.Socket) != s.Socket:
+			is.add("socket", IssueInvalidValue, "socket must be an absolute, clean path")
+		}
+	default:
+		is.add("kind", IssueInvalidValue, "kind must be %s or %s", SupervisorProcess, SupervisorExternal)
+	}
+	return is
+}
+
+// SandboxSpec is one sandbox: a workspace shared by its agents and the
+// integrations available to them.
+type SandboxSpec struct {
+	Name string `json:"name"`
+	// Workspace is relative to the document's directory when not absolute.
+	Workspace    string                 `json:"workspace,omitempty"`
+	Integrations map[string]Integration `json:"integrations,omitempty"`
+	Agents       []DeployedAgent        `json:"agents"`
+}
+
+// MarshalJSON writes a nil Agents list as [], never null.
+func (s SandboxSpec) MarshalJSON() ([]byte, error) {
+	type plain SandboxSpec
+	if s.Agents == nil {
+		s.Agents = []DeployedAgent{}
+	}
+	return json.Marshal(plain(s))
+}
+
+// DeployedAgent is one agent of a sandbox. Exactly one of Config (a
+// FabricConfig file, relative to the document's directory when not absolute)
+// and Fabric (an inline FabricConfig object) is set. Agent names are unique
+// across the whole deployment.
+type DeployedAgent struct {
+	Name   string          `json:"name"`
+	Config string          `json:"config,omitempty"`
+	Fabric json.RawMessage `json:"fabric,omitempty"`
+	// IntegrationRefs name definitions of the enclosing sandbox or the
+	// deployment that this agent attaches.
+	IntegrationRefs []string `json:"integrationRefs,omitempty"`
+	// Integrations are defined for, and attached to, this agent only.
+	Integrations map[string]Integration `json:"integrations,omitempty"`
+	Restart      *RestartPolicy         `json:"restart,omitempty"`
+}
+
+// RestartPolicy says whether a supervised process that exits is started
+// again. Zero fields take the defaults: policy on-failure, max 5, backoff
+// [1, 30]. BackoffSeconds is [initial, cap] with 0 < initial <= cap.
+type RestartPolicy struct {
+	Policy         string    `json:"policy,omitempty"`
+	Max            int       `json:"max,omitempty"`
+	BackoffSeconds []float64 `json:"backoff_seconds,omitempty"`
+}
+
+// Effective returns p with its defaults applied; a nil p is the default
+// policy.
+func (p *RestartPolicy) Effective() RestartPolicy {
+	var e RestartPolicy
+	if p != nil {
+		e = *p
+	}
+	if e.Policy == "" {
+		e.Policy = RestartOnFailure
+	}
+	if e.Policy == RestartNever {
+		return RestartPolicy{Policy: RestartNever}
+	}
+	if e.Max == 0 {
+		e.Max = DefaultRestartMax
+	}
+	if len(e.BackoffSeconds) == 0 {
+		e.BackoffSeconds = slices.Clone(DefaultRestartBackoff)
+	} else {
+		e.BackoffSeconds = slices.Clone(e.BackoffSeconds)
+	}
+	return e
+}
+
+// Validate checks the policy's values.
+func (p *RestartPolicy) Validate() []DeploymentIssue {
+	var is issues
+	switch p.Policy {
+	case "", RestartOnFailure:
+		if p.Max < 0 {
+			is.add("max", IssueInvalidValue, "max must be at least 1 (0 or absent means %d)", DefaultRestartMax)
+		}
+		if p.BackoffSeconds != nil {
+			b := p.BackoffSeconds
+			switch {
+			case len(b) != 2:
+				is.add("backoff_seconds", IssueInvalidValue, "backoff_seconds must be [initial, cap], two numbers")
+			case !(b[0] > 0) || math.IsInf(b[0], 0):
+				is.add("backoff_seconds[0]", IssueInvalidValue, "the initial backoff must be a finite number above 0")
+			case !(b[1] >= b[0]) || math.IsInf(b[1], 0):
+				is.add("backoff_seconds[1]", IssueInvalidValue, "the backoff cap must be finite and at least the initial backoff")
+			}
+		}
+	case RestartNever:
+		if p.Max != 0 {
+			is.add("max", IssueInvalidValue, "max applies only to policy %s", RestartOnFailure)
+		}
+		if p.BackoffSeconds != nil {
+			is.add("backoff_seconds", IssueInvalidValue, "backoff_seconds applies only to policy %s", RestartOnFailure)
+		}
+	default:
+		is.add("policy", IssueInvalidValue, "policy must be %s or %s", RestartNever, RestartOnFailure)
+	}
+	return is
+}
+
+// CredentialRef names where a secret is read, never the secret: exactly one
+// of Env (an environment-variable name) and File (absolute, or relative to
+// the document's directory).
+type CredentialRef struct {
+	Env  string `json:"env,omitempty"`
+	File string `json:"file,omitempty"`
+}
+
+// Validate checks that exactly one well-formed key is set.
+func (c *CredentialRef) Validate() []DeploymentIssue {
+	var is issues
+	switch {
+	case c.Env != "" && c.File != "":
+		is.add("", IssueInvalidCredential, "a credential is {env: NAME} or {file: PATH}, not both")
+	case c.Env != "":
+		if !envNamePattern.MatchString(c.Env) {
+			is.add("env", IssueInvalidCredential, "env must be an environment-variable name (%s)", envNamePattern)
+		}
+	case c.File == "":
+		is.add("", IssueInvalidCredential, "a credential is {env: NAME} or {file: PATH}")
+	}
+	return is
+}
+
+// MCPServerIntegration is an MCP server. Transport stdio runs Command (the
+// whole argv) per attaching agent; transport http has exactly one of Run (a
+// shared process the supervisor runs) and URL (an existing server).
+type MCPServerIntegration struct {
+	Transport string            `json:"transport"`
+	Command   []string          `json:"command,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+	Run       *MCPRun           `json:"run,omitempty"`
+	URL       string            `json:"url,omitempty"`
+}
+
+// MCPRun is an HTTP MCP server process supervised by the deployment. Path
+// defaults to DefaultMCPPath; Restart to the default RestartPolicy.
+type MCPRun struct {
+	Command []string          `json:"command"`
+	Port    int               `json:"port"`
+	Path    string            `json:"path,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Restart *RestartPolicy    `json:"restart,omitempty"`
+}
+
+// EffectivePath is Path, or DefaultMCPPath when unset.
+func (r *MCPRun) EffectivePath() string {
+	if r.Path == "" {
+		return DefaultMCPPath
+	}
+	return r.Path
+}
+
+// Validate checks the transport's fields.
+func (m *MCPServerIntegration) Validate() []DeploymentIssue {
+	var is issues
+	switch m.Transport {
+	case MCPServerStdio:
+		is.argv("command", m.Command)
+		is.env("env", m.Env)
+		if m.Run != nil {
+			is.add("run", IssueInvalidValue, "run applies only to transport %s", MCPServerHTTP)
+		}
+		if m.URL != "" {
+			is.add("url", IssueInvalidValue, "url applies only to transport %s", MCPServerHTTP)
+		}
+	case MCPServerHTTP:
+		if m.Command != nil {
+			is.add("command", IssueInvalidValue, "transport http takes run.command, not command")
+		}
+		if m.Env != nil {
+			is.add("env", IssueInvalidValue, "transport http takes run.env, not env")
+		}
+		switch {
+		case m.Run != nil && m.URL != "":
+			is.add("url", IssueInvalidValue, "transport http takes exactly one of run and url, not both")
+		case m.Run != nil:
+			is.argv("run.command", m.Run.Command)
+			if m.Run.Port < 1 || m.Run.Port > 65535 {
+				is.add("run.port", IssueInvalidValue, "port must be between 1 and 65535")
+			}
+			if m.Run.Path != "" && !strings.HasPrefix(m.Run.Path, "/") {
+				is.add("run.path", IssueInvalidValue, "path must start with /")
+			}
+			is.env("run.env", m.Run.Env)
+			if m.Run.Restart != nil {
+				is.nest("run.restart", m.Run.Restart.Validate())
+			}
+		case m.URL != "":
+			is.url("url", m.URL)
+		default:
+			is.add("run", IssueMissingField, "transport http needs run (a server to start) or url (a server to attach)")
+		}
+	default:
+		is.add("transport", IssueInvalidValue, "transport must be %s or %s", MCPServerStdio, MCPServerHTTP)
+	}
+	return is
+}
+
+// Credentials returns nil: an MCP server's env holds plain values.
+func (m *MCPServerIntegration) Credentials() []CredentialRef { return nil }
+
+// InferenceIntegration is a model endpoint. When Brokered, agents reach it
+// through the supervisor, which holds Credential; otherwise agents are given
+// the credential themselves.
+type InferenceIntegration struct {
+	API        string         `json:"api"`
+	BaseURL    string         `json:"base_url"`
+	Model      string         `json:"model,omitempty"`
+	Credential *CredentialRef `json:"credential,omitempty"`
+	Brokered   bool           `json:"brokered,omitempty"`
+}
+
+// InferenceAPIs lists the accepted InferenceIntegration.API values.
+var InferenceAPIs = []string{InferenceOpenAIResponses, InferenceOpenAIChatCompletions, InferenceAnthropicMessages}
+
+// Validate checks the API, the base URL and the credential.
+func (m *InferenceIntegration) Validate() []DeploymentIssue {
+	var is issues
+	if !slices.Contains(InferenceAPIs, m.API) {
+		is.add("api", IssueInvalidValue, "api must be one of %s", strings.Join(InferenceAPIs, ", "))
+	}
+	is.url("base_url", m.BaseURL)
+	if m.Credential != nil {
+		is.nest("credential", m.Credential.Validate())
+	} else if m.Brokered {
+		is.add("credential", IssueMissingField, "brokered: true needs a credential for the supervisor to hold")
+	}
+	return is
+}
+
+// Credentials returns the credential, if any.
+func (m *InferenceIntegration) Credentials() []CredentialRef {
+	if m.Credential == nil {
+		return nil
+	}
+	return []CredentialRef{*m.Credential}
+}
+
+// IntegrationVariant is the behaviour every integration kind provides.
+// Validate reports problems at paths relative to the integration.
+type IntegrationVariant interface {
+	Validate() []DeploymentIssue
+	Credentials() []CredentialRef
+}
+
+// Integration is a union of integration kinds: Kind names the one non-nil
+// variant field. In JSON the variant's fields sit beside "kind".
+//
+// Adding a kind is adding its type (with Validate and Credentials), a field
+// here and one line in integrationKinds.
+type Integration struct {
+	Kind      string
+	MCPServer *MCPServerIntegration
+	Inference *InferenceIntegration
+}
+
+// integrationKinds registers every kind of Integration.
+var integrationKinds = []integrationKind{
+	kindOf(IntegrationMCPServer, func(i *Integration) **MCPServerIntegration { return &i.MCPServer }),
+	kindOf(IntegrationInference, func(i *Integration) **InferenceIntegration { return &i.Inference }),
+}
+
+type integrationKind struct {
+	name string
+	typ  reflect.Type // the variant struct
+	get  func(*Integration) IntegrationVariant
+	make func(*Integration) IntegrationVariant // allocates the variant in place
+}
+
+func kindOf[T any, P interface {
+	*T
+	IntegrationVariant
+}](name string, field func(*Integration) *P) integrationKind {
+	return integrationKind{
+		name: name,
+		typ:  reflect.TypeFor[T](),
+		get: func(i *Integration) IntegrationVariant {
+			if p := *field(i); p != nil {
+				return p
+			}
+			return nil
+		},
+		make: func(i *Integration) IntegrationVariant {
+			p := P(new(T))
+			*field(i) = p
+			return p
+		},
+	}
+}
+
+func lookupKind(name string) (integrationKind, bool) {
+	for _, k := range integrationKinds {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return integrationKind{}, false
+}
+
+// IntegrationKinds returns the registered kinds, in registration order.
+func IntegrationKinds() []string {
+	names := make([]string, len(integrationKinds))
+	for i, k := range integrationKinds {
+		names[i] = k.name
+	}
+	return names
+}
+
+// NewIntegration returns an Integration of the given kind whose variant is
+// allocated and empty, ready to be filled through Variant.
+func NewIntegration(kind string) (Integration, bool) {
+	k, ok := lookupKind(kind)
+	if !ok {
+		return Integration{}, false
+	}
+	i := Integration{Kind: kind}
+	k.make(&i)
+	return i, true
+}
+
+// IntegrationOf wraps a variant (*MCPServerIntegration, ...) in an
+// Integration. It panics on a type that is not registered.
+func IntegrationOf(v IntegrationVariant) Integration {
+	for _, k := range integrationKinds {
+		if reflect.TypeOf(v) == reflect.PointerTo(k.typ) {
+			i := Integration{Kind: k.name}
+			reflect.ValueOf(k.make(&i)).Elem().Set(reflect.ValueOf(v).Elem())
+			return i
+		}
+	}
+	panic(fmt.Sprintf("contract: %T is not an integration kind", v))
+}
+
+// Variant returns the variant Kind names, or nil when it is unset or Kind
+// is unknown.
+func (i Integration) Variant() IntegrationVariant {
+	k, ok := lookupKind(i.Kind)
+	if !ok {
+		return nil
+	}
+	return k.get(&i)
+}
+
+// Validate checks that Kind names the one variant set, then the variant.
+func (i Integration) Validate() []DeploymentIssue {
+	var is issues
+	set := 0
+	for _, k := range integrationKinds {
+		if k.get(&i) != nil {
+			set++
+		}
+	}
+	v := i.Variant()
+	switch {
+	case v == nil && i.Kind == "":
+		is.add("kind", IssueMissingField, "kind is required")
+	case v == nil:
+		is.add("kind", IssueInvalidValue, "kind %q has no value", i.Kind)
+	case set > 1:
+		is.add("kind", IssueInvalidValue, "an integration holds exactly one kind")
+	default:
+		is = append(is, v.Validate()...)
+	}
+	return is
+}
+
+// Credentials returns the credentials of the variant.
+func (i Integration) Credentials() []CredentialRef {
+	if v := i.Variant(); v != nil {
+		return v.Credentials()
+	}
+	return nil
+}
+
+// MarshalJSON writes the variant's fields beside "kind".
+func (i Integration) MarshalJSON() ([]byte, error) {
+	v := i.Variant()
+	if v == nil {
+		return nil, fmt.Errorf("contract: integration of kind %q has no value", i.Kind)
+	}
+	body, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	kind, _ := json.Marshal(i.Kind) // a string cannot fail
+	out := append([]byte(`{"kind":`), kind...)
+	if len(body) > 2 {
+		out = append(out, ',')
+	}
+	return append(out, body[1:]...), nil
+}
+
+// UnmarshalJSON reads "kind" and the fields of that kind, rejecting fields
+// the kind does not have.
+func (i *Integration) UnmarshalJSON(data []byte) error {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		return err
+	}
+	var kind string
+	if err := json.Unmarshal(fields["kind"], &kind); err != nil || kind == "" {
+		return fmt.Errorf("contract: integration needs a string kind")
+	}
+	next, ok := NewIntegration(kind)
+	if !ok {
+		return fmt.Errorf("contract: unknown integration kind %q (known: %s)", kind, strings.Join(IntegrationKinds(), ", "))
+	}
+	delete(fields, "kind")
+	rest, err := json.Marshal(fields)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(rest)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(next.Variant()); err != nil {
+		return fmt.Errorf("contract: integration of kind %s: %w", kind, err)
+	}
+	*i = next
+	return nil
+}
+
+// JSONSchema is a oneOf of closed objects, one per kind, discriminated by
+// the constant "kind".
+func (Integration) JSONSchema() *jsonschema.Schema {
+	s := &jsonschema.Schema{Description: "One integration; kind selects the fields."}
+	for _, k := range integrationKinds {
+		v := deploymentReflector().ReflectFromType(k.typ)
+		props := jsonschema.NewProperties()
+		props.Set("kind", &jsonschema.Schema{Type: "string", Const: k.name})
+		for p := v.Properties.Oldest(); p != nil; p = p.Next() {
+			props.Set(p.Key, p.Value)
+		}
+		v.Properties = props
+		v.Required = append([]string{"kind"}, v.Required...)
+		v.Version, v.Definitions = "", nil
+		s.OneOf = append(s.OneOf, v)
+	}
+	return s
+}
+
+// deploymentShape is Deployment without its methods, for reflection.
+type deploymentShape Deployment
+
+// JSONSchema inlines every part of the document: objects are closed and no
+// field is nullable, as the deployment parser requires.
+func (Deployment) JSONSchema() *jsonschema.Schema {
+	s := deploymentReflector().ReflectFromType(reflect.TypeFor[deploymentShape]())
+	s.Version, s.Definitions = "", nil
+	return s
+}
+
+func deploymentReflector() *jsonschema.Reflector {
+	return &jsonschema.Reflector{
+		Anonymous:      true,
+		ExpandedStruct: true,
+		DoNotReference: true,
+		Mapper: func(t reflect.Type) *jsonschema.Schema {
+			if t == reflect.TypeFor[json.RawMessage]() {
+				return &jsonschema.Schema{Type: "object", Description: "An inline FabricConfig (fabric.agent/v1alpha1)."}
+			}
+			return nil
+		},
+	}
+}
+
+// JSONSchemaExtend constrains the metadata's name and uid.
+func (DeploymentMetadata) JSONSchemaExtend(s *jsonschema.Schema) {
+	prop(s, "name").Pattern = DeploymentNamePattern.String()
+	prop(s, "uid").Pattern = uuidPattern.String()
+}
+
+// JSONSchemaExtend constrains the names of the integrations.
+func (DeploymentSpec) JSONSchemaExtend(s *jsonschema.Schema) { integrationNames(s) }
+
+// JSONSchemaExtend requires a socket for an external supervisor and forbids
+// it for a process.
+func (SupervisorSpec) JSONSchemaExtend(s *jsonschema.Schema) {
+	prop(s, "kind").Enum = []any{SupervisorProcess, SupervisorExternal}
+	prop(s, "socket").Pattern = "^/"
+	s.OneOf = []*jsonschema.Schema{
+		{Properties: constProps("kind", SupervisorProcess), Not: &jsonschema.Schema{Required: []string{"socket"}}},
+		{Properties: constProps("kind", SupervisorExternal), Required: []string{"socket"}},
+	}
+}
+
+// JSONSchemaExtend constrains the sandbox name and its integrations' names.
+func (SandboxSpec) JSONSchemaExtend(s *jsonschema.Schema) {
+	prop(s, "name").Pattern = DeploymentNamePattern.String()
+	integrationNames(s)
+}
+
+// JSONSchemaExtend requires exactly one of config and fabric.
+func (DeployedAgent) JSONSchemaExtend(s *jsonschema.Schema) {
+	prop(s, "name").Pattern = DeploymentNamePattern.String()
+	prop(s, "integrationRefs").Items.Pattern = DeploymentNamePattern.String()
+	prop(s, "integrationRefs").UniqueItems = true
+	integrationNames(s)
+	s.OneOf = []*jsonschema.Schema{{Required: []string{"config"}}, {Required: []string{"fabric"}}}
+}
+
+// JSONSchemaExtend constrains the policy and its backoff.
+func (RestartPolicy) JSONSchemaExtend(s *jsonschema.Schema) {
+	prop(s, "policy").Enum = []any{RestartNever, RestartOnFailure}
+	prop(s, "max").Minimum = json.Number("1")
+	b := prop(s, "backoff_seconds")
+	two := uint64(2)
+	b.MinItems, b.MaxItems = &two, &two
+	b.Items.ExclusiveMinimum = json.Number("0")
+}
+
+// JSONSchemaExtend requires exactly one of env and file.
+func (CredentialRef) JSONSchemaExtend(s *jsonschema.Schema) {
+	prop(s, "env").Pattern = envNamePattern.String()
+	one := uint64(1)
+	prop(s, "file").MinLength = &one
+	s.OneOf = []*jsonschema.Schema{{Required: []string{"env"}}, {Required: []string{"file"}}}
+}
+
+// JSONSchemaExtend constrains the transport's fields.
+func (MCPServerIntegration) JSONSchemaExtend(s *jsonschema.Schema) {
+	prop(s, "transport").Enum = []any{MCPServerStdio, MCPServerHTTP}
+	argvSchema(prop(s, "command"))
+	prop(s, "url").Format = "uri"
+	s.OneOf = []*jsonschema.Schema{
+		{Properties: constProps("transport", MCPServerStdio), Required: []string{"command"},
+			Not: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Required: []string{"run"}}, {Required: []string{"url"}}}}},
+		{Properties: constProps("transport", MCPServerHTTP), Required: []string{"run"},
+			Not: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Required: []string{"url"}}, {Required: []string{"command"}}, {Required: []string{"env"}}}}},
+		{Properties: constProps("transport", MCPServerHTTP), Required: []string{"url"},
+			Not: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Required: []string{"run"}}, {Required: []string{"command"}}, {Required: []string{"env"}}}}},
+	}
+}
+
+// JSONSchemaExtend constrains the command, port and path.
+func (MCPRun) JSONSchemaExtend(s *jsonschema.Schema) {
+	argvSchema(prop(s, "command"))
+	p := prop(s, "port")
+	p.Minimum, p.Maximum = json.Number("1"), json.Number("65535")
+	prop(s, "path").Pattern = "^/"
+}
+
+// JSONSchemaExtend constrains the API.
+func (InferenceIntegration) JSONSchemaExtend(s *jsonschema.Schema) {
+	prop(s, "api").Enum = toAny(InferenceAPIs)
+	prop(s, "base_url").Format = "uri"
+	s.If = &jsonschema.Schema{Properties: constProps("brokered", true), Required: []string{"brokered"}}
+	s.Then = &jsonschema.Schema{Required: []string{"credential"}}
+}
+
+func prop(s *jsonschema.Schema, name string) *jsonschema.Schema {
+	p, ok := s.Properties.Get(name)
+	if !ok {
+		panic("contract: no property " + name)
+	}
+	return p
+}
+
+func constProps(name string, v any) *orderedmap.OrderedMap[string, *jsonschema.Schema] {
+	p := jsonschema.NewProperties()
+	p.Set(name, &jsonschema.Schema{Const: v})
+	return p
+}
+
+func integrationNames(s *jsonschema.Schema) {
+	prop(s, "integrations").PropertyNames = &jsonschema.Schema{Pattern: DeploymentNamePattern.String()}
+}
+
+func argvSchema(s *jsonschema.Schema) {
+	one := uint64(1)
+	s.MinItems = &one
+	s.PrefixItems = []*jsonschema.Schema{{Type: "string", MinLength: &one}}
+}
+
+// DeploymentNamePattern is what deployment, sandbox, agent and integration
+// names match.
+var DeploymentNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+
+var (
+	uuidPattern    = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// Codes of a DeploymentIssue; the deployment parser reports them as they are.
+const (
+	IssueMissingField      = "missing_field"
+	IssueInvalidValue      = "invalid_value"
+	IssueInvalidCredential = "invalid_credential"
+)
+
+// DeploymentIssue is one problem a deployment type finds in its own values.
+// Path is relative to the value checked ("run.port", "" for the value
+// itself). Messages never contain a value that could be a secret.
+type DeploymentIssue struct {
+	Path    string
+	Code    string
+	Message string
+}
+
+type issues []DeploymentIssue
+
+func (is *issues) add(path, code, format string, args ...any) {
+	*is = append(*is, DeploymentIssue{Path: path, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// nest adds issues found below path.
+func (is *issues) nest(path string, inner []DeploymentIssue) {
+	for _, e := range inner {
+		e.Path = JoinIssuePath(path, e.Path)
+		*is = append(*is, e)
+	}
+}
+
+// JoinIssuePath appends a relative issue path to a parent path.
+func JoinIssuePath(parent, rel string) string {
+	switch {
+	case rel == "":
+		return parent
+	case parent == "":
+		return rel
+	case strings.HasPrefix(rel, "["):
+		return parent + rel
+	}
+	return parent + "." + rel
+}
+
+// name checks a deployment, sandbox, agent or integration name.
+func (is *issues) name(path, name string) {
+	if !DeploymentNamePattern.MatchString(name) {
+		is.add(path, IssueInvalidValue, "a name is 1 to 40 lowercase letters, digits and -, starting with a letter (%s)", DeploymentNamePattern)
+	}
+}
+
+// ValidateName checks a deployment, sandbox, agent or integration name.
+func ValidateName(name string) []DeploymentIssue {
+	var is issues
+	is.name("", name)
+	return is
+}
+
+func (is *issues) argv(path string, argv []string) {
+	switch {
+	case len(argv) == 0:
+		is.add(path, IssueMissingField, "%s is required: the program and its arguments", path)
+	case argv[0] == "":
+		is.add(path+"[0]", IssueInvalidValue, "the program name is empty")
+	}
+}
+
+func (is *issues) env(path string, env map[string]string) {
+	for _, k := range sortedKeys(env) {
+		if !envNamePattern.MatchString(k) {
+			is.add(path+"["+strconv.Quote(k)+"]", IssueInvalidValue, "not an environment-variable name")
+		}
+	}
+}
+
+// url checks an http(s) URL: https, or plain http to a loopback host.
+// Messages do not repeat the URL, which may carry a token.
+func (is *issues) url(path, raw string) {
+	u, err := url.Parse(raw)
+	switch {
+	case raw == "":
+		is.add(path, IssueMissingField, "%s is required", path)
+	case err != nil || u.Host == "" || u.Opaque != "":
+		is.add(path, IssueInvalidValue, "not an absolute http or https URL")
+	case u.User != nil:
+		is.add(path, IssueInvalidCredential, "the URL carries user information; use a credential instead")
+	case u.Scheme == "https":
+	case u.Scheme == "http":
+		if !loopbackHost(u.Hostname()) {
+			is.add(path, IssueInvalidValue, "plain http is allowed only to a loopback host (localhost, 127.0.0.0/8, ::1); use https")
+		}
+	default:
+		is.add(path, IssueInvalidValue, "the scheme must be http or https")
+	}
+}
+
+func loopbackHost(h string) bool {
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,129 @@
+package document
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+
+	"github.com/fabric-runtime/fabric/contract"
+)
+
+// Document is a deployment document that passed every check.
+type Document struct {
+	Deployment contract.Deployment // as authored: no defaults applied
+	Path       string              // the file (absolute for Load), or Parse's name
+	BaseDir    string              // absolute; relative paths in the document resolve against it
+	Digest     string              // sha256 hex of the canonical JSON of Deployment
+}
+
+// Load reads the document at path (at most MaxDocumentSize bytes) and
+// parses it with its directory as the base directory. Messages name the
+// file as path was given.
+func Load(path string) (*Document, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, unreadable(path, err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, unreadable(path, err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentSize+1))
+	if err != nil {
+		return nil, unreadable(path, err)
+	}
+	doc, err := Parse(data, path, filepath.Dir(abs))
+	if err != nil {
+		return nil, err
+	}
+	doc.Path = abs
+	return doc, nil
+}
+
+func unreadable(path string, err error) error {
+	return Errors{{File: path, Code: CodeUnreadable, Message: "cannot read the deployment document: " + err.Error()}}
+}
+
+// Parse checks a document held in memory. name names it in messages (and
+// picks JSON when it ends in .json; input starting with '{' is JSON too);
+// baseDir resolves relative paths, "" meaning the working directory.
+//
+// The error, when not nil, is Errors: every problem found, sorted by line.
+func Parse(data []byte, name, baseDir string) (*Document, error) {
+	rep := &report{file: name}
+	if len(data) > MaxDocumentSize {
+		rep.add(CodeTooLarge, "", 0, fmt.Sprintf("the document is over %d bytes", MaxDocumentSize))
+		return nil, rep.err()
+	}
+	base, err := filepath.Abs(baseDir)
+	if err != nil {
+		return nil, unreadable(name, fmt.Errorf("base directory: %w", err))
+	}
+	root := parseSource(data, rep)
+	if root == nil {
+		return nil, rep.err()
+	}
+	if kindOf(root) != kindObject {
+		rep.add(CodeInvalidType, "", root.Line, "expected a mapping at the top level, found "+string(kindOf(root)))
+		return nil, rep.err()
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Value == "schema_version" && kindOf(v) == kindString && v.Value != contract.DeploymentSchemaVersion {
+			rep.add(CodeUnsupportedSchemaVersion, "schema_version", k.Line,
+				fmt.Sprintf("schema_version %q is not supported; this Fabric reads %s", v.Value, contract.DeploymentSchemaVersion))
+			return nil, rep.err()
+		}
+	}
+	doc := &Document{Path: name, BaseDir: base}
+	dec := decoder{rep: rep, lines: map[string]int{}}
+	dec.decode(root, "", root.Line, reflect.ValueOf(&doc.Deployment).Elem())
+	c := checker{rep: rep, lines: dec.lines, dep: &doc.Deployment}
+	c.check()
+	if err := rep.err(); err != nil {
+		return nil, err
+	}
+	if doc.Digest, err = Digest(&doc.Deployment); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// Digest is the sha256 hex of the canonical JSON of d: its JSON with every
+// object's keys sorted and no space.
+func Digest(d *contract.Deployment) (string, error) {
+	b, err := canonicalJSON(d)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:]), nil
+}
+
+func canonicalJSON(d *contract.Deployment) ([]byte, error) {
+	b, err := json.Marshal(d)
+	if err != nil {
+		return nil, fmt.Errorf("document: encode deployment: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, errors.New("document: deployment JSON does not read back: " + err.Error())
+	}
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil { // maps encode with sorted keys
+		return nil, err
+	}
+	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
+}
