@@ -3,6 +3,7 @@ package contract
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/url"
@@ -779,7 +780,7 @@ func (is *issues) argv(path string, argv []string) {
 }
 
 func (is *issues) env(path string, env map[string]string) {
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if !envNamePattern.MatchString(k) {
 			is.add(path+"["+strconv.Quote(k)+"]", IssueInvalidValue, "not an environment-variable name")
 		}
@@ -813,13 +814,4 @@ func loopbackHost(h string) bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }

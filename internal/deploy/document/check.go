@@ -144,15 +144,10 @@ func (c *checker) nonEmpty(path, s string) {
 	}
 }
 
-// issues records what a contract Validate method finds below path, except
-// where decoding already failed (at, above or below the issue's path: the
-// value there is incomplete).
+// issues records what a contract Validate method finds below path.
 func (c *checker) issues(path string, validate func() []contract.DeploymentIssue) {
 	for _, is := range validate() {
-		p := contract.JoinIssuePath(path, is.Path)
-		if !c.failedNear(p) {
-			c.fail(is.Code, p, is.Message)
-		}
+		c.fail(is.Code, contract.JoinIssuePath(path, is.Path), is.Message)
 	}
 }
 
@@ -166,7 +161,13 @@ func within(path, parent string) bool {
 		strings.HasPrefix(path, parent) && (path[len(parent)] == '.' || path[len(parent)] == '[')
 }
 
-func (c *checker) fail(code, path, msg string) { c.rep.add(code, path, c.lineOf(path), msg) }
+// fail records an error, except where one was recorded already at, above or
+// below path: the value there is incomplete or known to be wrong.
+func (c *checker) fail(code, path, msg string) {
+	if !c.failedNear(path) {
+		c.rep.add(code, path, c.lineOf(path), msg)
+	}
+}
 
 // present reports whether the document wrote a value at path.
 func (c *checker) present(path string) bool {

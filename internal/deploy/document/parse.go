@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 
 	"github.com/fabric-runtime/fabric/contract"
 )
@@ -98,7 +99,9 @@ func Parse(data []byte, name, baseDir string) (*Document, error) {
 }
 
 // Digest is the sha256 hex of the canonical JSON of d: its JSON with every
-// object's keys sorted and no space.
+// object's keys sorted, no space, and numbers in one spelling (integers as
+// integers, others as Go formats a float64), so that inline FabricConfig
+// numbers written 1e3, 1000.0 or 1000 agree.
 func Digest(d *contract.Deployment) (string, error) {
 	b, err := canonicalJSON(d)
 	if err != nil {
@@ -119,6 +122,7 @@ func canonicalJSON(d *contract.Deployment) ([]byte, error) {
 	if err := dec.Decode(&v); err != nil {
 		return nil, errors.New("document: deployment JSON does not read back: " + err.Error())
 	}
+	v = canonicalNumbers(v)
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(false)
@@ -126,4 +130,27 @@ func canonicalJSON(d *contract.Deployment) ([]byte, error) {
 		return nil, err
 	}
 	return bytes.TrimSuffix(out.Bytes(), []byte("\n")), nil
+}
+
+func canonicalNumbers(v any) any {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, x := range v {
+			v[k] = canonicalNumbers(x)
+		}
+	case []any:
+		for i, x := range v {
+			v[i] = canonicalNumbers(x)
+		}
+	case json.Number:
+		if i, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+			return i
+		}
+		if u, err := strconv.ParseUint(string(v), 10, 64); err == nil {
+			return u
+		}
+		f, _ := strconv.ParseFloat(string(v), 64) // JSON numbers parse; out of range was rejected
+		return f
+	}
+	return v
 }
