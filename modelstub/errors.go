@@ -1,7 +1,6 @@
 package modelstub
 
 import (
-	"encoding/json"
 	"net/http"
 	"strconv"
 )
@@ -114,15 +113,11 @@ func errorBody(api API, status int, message, typ string) any {
 	return map[string]any{"error": map[string]any{"message": message, "type": t, "param": nil, "code": c}}
 }
 
-// ErrorBody is the JSON body of an error response in api's own format, the
-// one the stub answers errors with: OpenAI's {"error": {"message", "type",
-// "param", "code"}}, Anthropic's {"type": "error", "error": {"type",
-// "message"}}, Gemini's {"error": {"code", "message", "status"}}. An empty
-// message means the status text.
-func ErrorBody(api API, status int, message string) []byte {
-	b, err := json.Marshal(errorBody(api, status, message, ""))
-	if err != nil {
-		return []byte(`{"error":{"message":"encoding failed"}}`)
-	}
-	return b
+// WriteError answers with an error in api's own format, the one the stub
+// answers errors with: OpenAI's {"error": {"message", "type", "param",
+// "code"}}, Anthropic's {"type": "error", "error": {"type", "message"}},
+// Gemini's {"error": {"code", "message", "status"}}. An empty message means
+// the status text.
+func WriteError(w http.ResponseWriter, api API, status int, message string) {
+	writeJSON(w, status, errorBody(api, status, message, ""))
 }

@@ -1,12 +1,13 @@
 package modelstub
 
 import (
-	"encoding/json"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 )
 
-// TestErrorBody: each API's own error shape, the status text by default.
-func TestErrorBody(t *testing.T) {
+// TestWriteError: each API's own error shape, the status text by default.
+func TestWriteError(t *testing.T) {
 	cases := []struct {
 		api  API
 		want string
@@ -17,9 +18,10 @@ func TestErrorBody(t *testing.T) {
 		{APIGemini, `{"error":{"code":401,"message":"Unauthorized","status":"UNAUTHENTICATED"}}`},
 	}
 	for _, c := range cases {
-		got := ErrorBody(c.api, 401, "")
-		if string(got) != c.want || !json.Valid(got) {
-			t.Errorf("%s: %s, want %s", c.api, got, c.want)
+		w := httptest.NewRecorder()
+		WriteError(w, c.api, http.StatusUnauthorized, "")
+		if w.Code != http.StatusUnauthorized || w.Body.String() != c.want || w.Header().Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s, want %s", c.api, w.Code, w.Body, c.want)
 		}
 	}
 }
