@@ -9,6 +9,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
@@ -105,7 +106,7 @@ type ServiceMetadata interface {
 const CodeServiceUnsupported = "lifecycle_service_unsupported"
 
 // envName is the shape of an environment variable name.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // serviceSession lets the host's lifecycle state machine run a service:
 // health and stop go to the service; invoke is refused before it gets
@@ -256,7 +257,7 @@ func serviceReport(ss ServiceSession) (*hostproto.ServiceStartResult, error) {
 		res.CredentialEnv = maps.Clone(c.CredentialEnv())
 	}
 	for name, value := range res.CredentialEnv {
-		if !envName.MatchString(name) {
+		if !envName().MatchString(name) {
 			return nil, Errorf(CodeInvalidResponse, "service credential variable %q is not an environment variable name", name)
 		}
 		if value == "" {

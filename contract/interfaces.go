@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // Harness interfaces (dashboards, APIs, terminal UIs) are the interfaces
@@ -98,7 +99,7 @@ type InterfaceInfo struct {
 	MarkerFile string `json:"marker_file,omitempty"`
 }
 
-var interfaceNameRE = regexp.MustCompile(`^[a-z][a-z0-9_-]*$`)
+var interfaceNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) })
 
 // ReservedInterfaceFields are the field names every interface's settings
 // object may carry by contract; declared Settings may not reuse them.
@@ -127,8 +128,8 @@ func ValidateInterfaceDeclarations(decls []InterfaceDeclaration) error {
 			errs = append(errs, fmt.Errorf("interfaces[%d]: %s", i, fmt.Sprintf(format, args...)))
 		}
 		switch {
-		case !interfaceNameRE.MatchString(in.Name) || len(in.Name) > 63:
-			bad("name %q must match %s and be at most 63 bytes", in.Name, interfaceNameRE)
+		case !interfaceNameRE().MatchString(in.Name) || len(in.Name) > 63:
+			bad("name %q must match %s and be at most 63 bytes", in.Name, interfaceNameRE())
 		case seen[in.Name]:
 			bad("name %q is declared twice", in.Name)
 		}

@@ -64,7 +64,7 @@ type Settings struct {
 	Dashboard *iface.InterfaceSettings
 }
 
-var agentIDRE = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
+var agentIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 
 // declarations are the descriptor's interface declarations.
 var declarations = sync.OnceValues(func() ([]contract.InterfaceDeclaration, error) {
@@ -109,8 +109,8 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 		return s, err
 	}
 	if id := own.AgentID; id != nil {
-		if !agentIDRE.MatchString(*id) {
-			return s, fmt.Errorf("settings.agent_id must match %s", agentIDRE)
+		if !agentIDRE().MatchString(*id) {
+			return s, fmt.Errorf("settings.agent_id must match %s", agentIDRE())
 		}
 		s.AgentID = *id
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fabric-runtime/fabric/contract"
 )
@@ -34,7 +35,7 @@ type ServerConfig struct {
 	MCP              *contract.AgentMCPConfig
 }
 
-var mcpName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+var mcpName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 
 // Build returns OpenCode's configuration (JSON) and, for instructions in
 // append mode, the text to write to InstructionsFile ("" otherwise).
@@ -119,7 +120,7 @@ func MCPConfig(m *contract.AgentMCPConfig) (map[string]any, error) {
 	for _, name := range names {
 		srv := m.Servers[name]
 		path := "mcp.servers." + name
-		if !mcpName.MatchString(name) {
+		if !mcpName().MatchString(name) {
 			return nil, fmt.Errorf("%s: OpenCode MCP server names may only use letters, digits, '_' and '-'", path)
 		}
 		if srv.Authentication != nil {

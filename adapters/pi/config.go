@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/contract"
@@ -63,7 +64,7 @@ type launch struct {
 	Workdir string
 }
 
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // buildLaunch translates the AgentConfig into pi's command line,
 // environment and models.json. environ is the host's environment.
@@ -81,7 +82,7 @@ func buildLaunch(cfg contract.AgentConfig, set Settings, dirs Dirs, environ []st
 	if m.BaseURL == nil || *m.BaseURL == "" {
 		return nil, adapterkit.Errorf(CodeInvalidConfig, "models.default.base_url is required: Pi is pointed only at the configured endpoint")
 	}
-	if m.APIKeyEnv == nil || !envName.MatchString(*m.APIKeyEnv) {
+	if m.APIKeyEnv == nil || !envName().MatchString(*m.APIKeyEnv) {
 		return nil, adapterkit.Errorf(CodeInvalidConfig, "models.default.api_key_env must name an environment variable")
 	}
 	keyEnv := *m.APIKeyEnv

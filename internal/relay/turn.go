@@ -512,7 +512,7 @@ func (t *Turn) addScope(uuid string) {
 	}
 }
 
-var kindName = regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`)
+var kindName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_]{0,31}$`) })
 
 // EventKind is the FabricEvent kind of a record.
 func EventKind(rec *Record) string {
@@ -528,7 +528,7 @@ func EventKind(rec *Record) string {
 	case KindMark:
 		return EventMark
 	}
-	if kindName.MatchString(rec.Kind) {
+	if kindName().MatchString(rec.Kind) {
 		return "relay." + rec.Kind
 	}
 	return EventRecord

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fabric-runtime/fabric/contract"
 )
@@ -94,7 +95,7 @@ func ServiceTypes(d *contract.AdapterDescriptor) []string {
 	return out
 }
 
-var envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // credentialWords mark a connection key whose value would be a credential.
 var credentialWords = []string{"token", "secret", "password", "passwd", "passphrase", "credential", "api_key", "apikey", "private_key", "authorization", "bearer", "cookie"}
@@ -140,7 +141,7 @@ func credentialRefs(conn map[string]any, prefix string) (map[string]string, *con
 				e := v[k]
 				if strings.HasSuffix(strings.ToLower(k), "_env") {
 					name, ok := e.(string)
-					if !ok || !envNamePattern.MatchString(name) {
+					if !ok || !envNamePattern().MatchString(name) {
 						return &contract.Failure{Code: CodeInvalidEnvName, Path: p, Message: "a credential reference must be an environment variable name"}
 					}
 					refs[p] = name
