@@ -350,8 +350,8 @@ func (p *Proxy) Grant(routeName, agent string) (string, error) {
 	k := grantKey{routeName, agent}
 	g := &grant{grantKey: k, mac: p.mac(placeholder), revoked: make(chan struct{})}
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.routes[routeName] == nil {
+		p.mu.Unlock()
 		return "", fmt.Errorf("model proxy: no route %q", routeName)
 	}
 	if old := p.byAgent[k]; old != nil {
@@ -362,6 +362,8 @@ func (p *Proxy) Grant(routeName, agent string) (string, error) {
 	if p.usage[k] == nil {
 		p.usage[k] = &Usage{}
 	}
+	p.mu.Unlock()
+	RecordForAudit(placeholder)
 	return placeholder, nil
 }
 

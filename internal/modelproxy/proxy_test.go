@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/internal/testaudit"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -85,7 +86,7 @@ func newToken(t *testing.T, prefix string) string {
 	b := make([]byte, 16)
 	_, _ = rand.Read(b)
 	tok := prefix + hex.EncodeToString(b)
-	recordToken(t, tok)
+	RecordForAudit(tok)
 	return tok
 }
 
@@ -155,7 +156,6 @@ func (f *fixture) grant(route, agent string) string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	recordToken(f.t, ph)
 	if !strings.HasPrefix(ph, PlaceholderPrefix) || len(ph) < len(PlaceholderPrefix)+22 {
 		f.t.Fatalf("placeholder of %d bytes", len(ph))
 	}
@@ -636,5 +636,56 @@ func TestNonLoopbackRefused(t *testing.T) {
 	}
 	if err := p.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLedger: Grant records each placeholder in the suite's token ledger,
+// but only in an existing 0600 file, never through a symlink.
+func TestLedger(t *testing.T) {
+	dir := t.TempDir()
+	good, loose, link := filepath.Join(dir, "ledger"), filepath.Join(dir, "loose"), filepath.Join(dir, "link")
+	for path, mode := range map[string]os.FileMode{good: 0o600, loose: 0o644} {
+		if err := os.WriteFile(path, nil, mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(good, link); err != nil {
+		t.Fatal(err)
+	}
+	suite := os.Getenv(iface.EnvTokenLedger)
+	var made []string
+	defer func() { // the placeholders made here go to the suite's ledger, too
+		os.Setenv(iface.EnvTokenLedger, suite)
+		for _, ph := range made {
+			RecordForAudit(ph)
+		}
+	}()
+	p, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	p.SetRoute("r", Route{API: APIOpenAIChat, BaseURL: "http://127.0.0.1:1/v1"})
+	for _, c := range []struct {
+		path, read string
+		recorded   bool
+	}{{good, good, true}, {loose, loose, false}, {link, good, false}, {filepath.Join(dir, "missing"), good, false}} {
+		t.Setenv(iface.EnvTokenLedger, c.path)
+		before, _ := os.ReadFile(c.read)
+		ph, err := p.Grant("r", "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		made = append(made, ph)
+		after, _ := os.ReadFile(c.read)
+		if got := string(after) == string(before)+ph+"\n"; got != c.recorded {
+			t.Errorf("%s: recorded %v", c.path, got)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "missing")); err == nil {
+		t.Error("a ledger was created")
 	}
 }
