@@ -19,6 +19,7 @@ func (a *app) modelCommand() *cobra.Command {
 		Short: "The scripted model endpoint for offline runs and tests",
 	}
 	cmd.AddCommand(a.modelServeCommand())
+	cmd.AddCommand(a.modelProxyCommand())
 	return cmd
 }
 
