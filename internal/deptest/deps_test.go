@@ -1,6 +1,9 @@
 package deptest
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // knownInitWork is init work in packages the commands link that is known
 // and owned by other work in progress; remove an entry once it is lazy.
@@ -33,4 +36,105 @@ func TestInitWork(t *testing.T) {
 			InitWork(t, knownInitWork, Build(t, c.pkg), nil, c.args...)
 		})
 	}
+}
+
+// testSupport is what no shipped program links: test frameworks and this
+// module's test-support packages.
+var testSupport = map[string]string{
+	"testing":                         "the test framework",
+	"github.com/rogpeppe/go-internal": "testscript",
+	"github.com/google/go-cmp":        "a test comparison library",
+	"github.com/stretchr/testify":     "a test assertion library",
+	Module + "/conformance":           "the conformance suite",
+	Module + "/modelstub":             "the scripted model endpoint",
+	Module + "/internal/livetest":     "test support",
+	Module + "/internal/testproc":     "test support",
+	Module + "/internal/testaudit":    "test support",
+	Module + "/internal/testlog":      "test support",
+	Module + "/internal/streamcheck":  "test support",
+	Module + "/internal/browsertest":  "test support",
+	Module + "/internal/deptest":      "test support",
+	Module + "/bench":                 "benchmark mains",
+}
+
+// hostBad is what an adapter host, and the kit it is built from, must not
+// link: it starts for every runtime, so everything it links it pays for
+// in start time and memory.
+var hostBad = merge(testSupport, map[string]string{
+	"github.com/santhosh-tekuri/jsonschema":  "JSON Schema compilation",
+	Module + "/internal/tempfork/jsonschema": "JSON Schema compilation",
+	Module + "/contract/validate":            "JSON Schema compilation",
+	"go.opentelemetry.io/otel/exporters":     "OTel exporters",
+	"go.opentelemetry.io/otel/sdk":           "the OTel SDK",
+	"google.golang.org/grpc":                 "gRPC",
+	"google.golang.org/protobuf":             "protobuf",
+	"github.com/spf13/cobra":                 "a CLI framework",
+	Module + "/internal/config":              "config loading (the core's)",
+	Module + "/internal/catalog":             "descriptor discovery (the core's)",
+	Module + "/internal/plan":                "planning (the core's)",
+	Module + "/internal/runtime":             "the runtime (the core's)",
+	Module + "/internal/host":                "the core's end of the host protocol",
+	Module + "/internal/telemetry":           "the core's telemetry",
+	Module + "/internal/relay":               "the core's Relay sink",
+	Module + "/internal/cli":                 "the fabric CLI",
+	Module + "/internal/agentctl":            "the fabric-agent-ctl CLI",
+	Module + "/internal/deploy":              "deployment",
+})
+
+// hostPending is what the host still links and must not, each waiting on
+// a move this guard cannot make alone: when one is no longer linked, the
+// test fails until it is moved into hostBad, so it stays out.
+var hostPending = map[string]string{
+	"go.yaml.in/yaml":               "YAML, through invopop/jsonschema's ordered map: moves out with schema generation (contract/schema.go)",
+	"github.com/invopop/jsonschema": "JSON Schema generation: contract/schema.go, to move out of contract",
+	"github.com/pb33f/ordered-map":  "invopop/jsonschema's ordered map",
+	"go/parser":                     "invopop/jsonschema reads Go comments",
+}
+
+// agentCtlBad is what fabric-agent-ctl must not link: it runs as a probe
+// through exec, so it carries the runtime but nothing for tests or for
+// the fabric CLI's own verbs.
+var agentCtlBad = merge(testSupport, map[string]string{
+	Module + "/internal/cli": "the fabric CLI's command tree",
+})
+
+func merge(ms ...map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, m := range ms {
+		for k, v := range m {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// TestDeps walks each program's transitive dependencies (go list -deps)
+// and fails on anything it must not link.
+func TestDeps(t *testing.T) {
+	for _, c := range []struct {
+		pkg          string
+		bad, pending map[string]string
+	}{
+		{Module + "/cmd/fabric-host", hostBad, hostPending},
+		{Module + "/adapterkit", merge(hostBad, map[string]string{Module + "/adapters": "the bundled adapters (the kit serves them, never the reverse)"}), hostPending},
+		{Module + "/cmd/fabric-agent-ctl", agentCtlBad, nil},
+	} {
+		t.Run(c.pkg[len(Module)+1:], func(t *testing.T) {
+			deps := BadDeps(t, c.pkg, c.bad)
+			for prefix, why := range c.pending {
+				if !links(deps, prefix) {
+					t.Errorf("%s no longer links %s (%s): move it from pending to the banned set so it stays out", c.pkg, prefix, why)
+				}
+			}
+		})
+	}
+}
+
+func links(deps map[string]string, prefix string) bool {
+	for dep := range deps {
+		if dep == prefix || strings.HasPrefix(dep, prefix+"/") {
+			return true
+		}
+	}
+	return false
 }

@@ -58,17 +58,23 @@ func BadDeps(t testing.TB, pkg string, bad map[string]string) map[string]string 
 	if len(deps) == 0 {
 		t.Fatalf("go list -deps %s: no packages", pkg)
 	}
-	var found []string
+	found := map[string][]string{} // banned prefix -> packages linked under it
 	for dep := range deps {
-		for prefix, why := range bad {
+		for prefix := range bad {
 			if dep == prefix || strings.HasPrefix(dep, prefix+"/") {
-				found = append(found, dep+": "+why)
+				found[prefix] = append(found[prefix], dep)
 			}
 		}
 	}
-	sort.Strings(found)
-	for _, f := range found {
-		t.Errorf("%s must not link %s", pkg, f)
+	prefixes := make([]string, 0, len(found))
+	for prefix := range found {
+		prefixes = append(prefixes, prefix)
+	}
+	sort.Strings(prefixes)
+	for _, prefix := range prefixes {
+		linked := found[prefix]
+		sort.Strings(linked)
+		t.Errorf("%s must not link %s (%s): %d package(s), first %s", pkg, prefix, bad[prefix], len(linked), linked[0])
 	}
 	return deps
 }
