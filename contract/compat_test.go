@@ -13,10 +13,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/contract/validate"
-	jsv "github.com/fabric-runtime/fabric/internal/tempfork/jsonschema"
 )
 
 // Upstream compatibility: our southbound documents must validate against the

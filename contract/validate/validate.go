@@ -7,8 +7,9 @@ import (
 	"strings"
 	"sync"
 
+	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/fabric-runtime/fabric/contract"
-	jsv "github.com/fabric-runtime/fabric/internal/tempfork/jsonschema"
 )
 
 // Validator checks documents against the schemas generated from this

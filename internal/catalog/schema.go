@@ -9,10 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
-
-	"github.com/fabric-runtime/fabric/internal/tempfork/jsonschema"
 )
 
 // ErrRemoteRef is returned when a descriptor schema refers to a document

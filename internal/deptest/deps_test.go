@@ -9,9 +9,6 @@ import (
 // and owned by other work in progress; remove an entry once it is lazy.
 var knownInitWork = map[string]string{
 	Module + "/contract": "contract/deployment.go compiles DeploymentNamePattern, uuidPattern and envNamePattern at init",
-	// The metaschema compile (21,000 allocations) is lazy in the fork;
-	// upstream's package maps (formats, decoders, drafts) remain.
-	Module + "/internal/tempfork/jsonschema": "upstream's package-level maps of formats, decoders and drafts",
 }
 
 // commands are the programs whose start is budgeted (DESIGN.md section 5):
