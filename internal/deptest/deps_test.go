@@ -59,7 +59,6 @@ var testSupport = map[string]string{
 // in start time and memory.
 var hostBad = merge(testSupport, map[string]string{
 	"github.com/santhosh-tekuri/jsonschema":  "JSON Schema compilation",
-	Module + "/internal/tempfork/jsonschema": "JSON Schema compilation",
 	Module + "/contract/validate":            "JSON Schema compilation",
 	"go.opentelemetry.io/otel/exporters":     "OTel exporters",
 	"go.opentelemetry.io/otel/sdk":           "the OTel SDK",
