@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/invopop/jsonschema"
 	orderedmap "github.com/pb33f/ordered-map/v2"
@@ -79,7 +80,7 @@ type DeploymentMetadata struct {
 func (m *DeploymentMetadata) Validate() []DeploymentIssue {
 	var is issues
 	is.name("name", m.Name)
-	if !uuidPattern.MatchString(m.UID) {
+	if !uuidPattern().MatchString(m.UID) {
 		is.add("uid", IssueInvalidValue, "uid must be a lowercase UUID (8-4-4-4-12 hex digits)")
 	}
 	return is
@@ -245,8 +246,8 @@ func (c *CredentialRef) Validate() []DeploymentIssue {
 	case c.Env != "" && c.File != "":
 		is.add("", IssueInvalidCredential, "a credential is {env: NAME} or {file: PATH}, not both")
 	case c.Env != "":
-		if !envNamePattern.MatchString(c.Env) {
-			is.add("env", IssueInvalidCredential, "env must be an environment-variable name (%s)", envNamePattern)
+		if !envNamePattern().MatchString(c.Env) {
+			is.add("env", IssueInvalidCredential, "env must be an environment-variable name (%s)", envNamePattern())
 		}
 	case c.File == "":
 		is.add("", IssueInvalidCredential, "a credential is {env: NAME} or {file: PATH}")
@@ -598,8 +599,8 @@ func deploymentReflector() *jsonschema.Reflector {
 
 // JSONSchemaExtend constrains the metadata's name and uid.
 func (DeploymentMetadata) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "name").Pattern = DeploymentNamePattern.String()
-	prop(s, "uid").Pattern = uuidPattern.String()
+	prop(s, "name").Pattern = DeploymentNamePattern().String()
+	prop(s, "uid").Pattern = uuidPattern().String()
 }
 
 // JSONSchemaExtend constrains the names of the integrations.
@@ -618,14 +619,14 @@ func (SupervisorSpec) JSONSchemaExtend(s *jsonschema.Schema) {
 
 // JSONSchemaExtend constrains the sandbox name and its integrations' names.
 func (SandboxSpec) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "name").Pattern = DeploymentNamePattern.String()
+	prop(s, "name").Pattern = DeploymentNamePattern().String()
 	integrationNames(s)
 }
 
 // JSONSchemaExtend requires exactly one of config and fabric.
 func (DeployedAgent) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "name").Pattern = DeploymentNamePattern.String()
-	prop(s, "integrationRefs").Items.Pattern = DeploymentNamePattern.String()
+	prop(s, "name").Pattern = DeploymentNamePattern().String()
+	prop(s, "integrationRefs").Items.Pattern = DeploymentNamePattern().String()
 	prop(s, "integrationRefs").UniqueItems = true
 	integrationNames(s)
 	s.OneOf = []*jsonschema.Schema{{Required: []string{"config"}}, {Required: []string{"fabric"}}}
@@ -643,7 +644,7 @@ func (RestartPolicy) JSONSchemaExtend(s *jsonschema.Schema) {
 
 // JSONSchemaExtend requires exactly one of env and file.
 func (CredentialRef) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "env").Pattern = envNamePattern.String()
+	prop(s, "env").Pattern = envNamePattern().String()
 	one := uint64(1)
 	prop(s, "file").MinLength = &one
 	s.OneOf = []*jsonschema.Schema{{Required: []string{"env"}}, {Required: []string{"file"}}}
@@ -695,7 +696,7 @@ func constProps(name string, v any) *orderedmap.OrderedMap[string, *jsonschema.S
 }
 
 func integrationNames(s *jsonschema.Schema) {
-	prop(s, "integrations").PropertyNames = &jsonschema.Schema{Pattern: DeploymentNamePattern.String()}
+	prop(s, "integrations").PropertyNames = &jsonschema.Schema{Pattern: DeploymentNamePattern().String()}
 }
 
 func argvSchema(s *jsonschema.Schema) {
@@ -705,12 +706,15 @@ func argvSchema(s *jsonschema.Schema) {
 }
 
 // DeploymentNamePattern is what deployment, sandbox, agent and integration
-// names match.
-var DeploymentNamePattern = regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`)
+// names match. The patterns compile at first use: a program that never
+// reads a deployment pays nothing for them.
+var DeploymentNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`) })
 
 var (
-	uuidPattern    = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
-	envNamePattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	uuidPattern = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	})
+	envNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // Codes of a DeploymentIssue; the deployment parser reports them as they are.
@@ -758,8 +762,8 @@ func JoinIssuePath(parent, rel string) string {
 
 // name checks a deployment, sandbox, agent or integration name.
 func (is *issues) name(path, name string) {
-	if !DeploymentNamePattern.MatchString(name) {
-		is.add(path, IssueInvalidValue, "a name is 1 to 40 lowercase letters, digits and -, starting with a letter (%s)", DeploymentNamePattern)
+	if !DeploymentNamePattern().MatchString(name) {
+		is.add(path, IssueInvalidValue, "a name is 1 to 40 lowercase letters, digits and -, starting with a letter (%s)", DeploymentNamePattern())
 	}
 }
 
@@ -781,7 +785,7 @@ func (is *issues) argv(path string, argv []string) {
 
 func (is *issues) env(path string, env map[string]string) {
 	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if !envNamePattern.MatchString(k) {
+		if !envNamePattern().MatchString(k) {
 			is.add(path+"["+strconv.Quote(k)+"]", IssueInvalidValue, "not an environment-variable name")
 		}
 	}

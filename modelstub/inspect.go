@@ -9,6 +9,10 @@ type tool struct {
 	name   string
 	kind   string         // function, or local_shell (Responses built-in)
 	schema map[string]any // JSON schema of the arguments; nil when none given
+	// namespace and local are set for a function inside a Responses
+	// namespace tool: name is then "<namespace>__<local>" (what scripts
+	// name), and the call carries the namespace and the local name.
+	namespace, local string
 }
 
 // view is what the stub needs to know about a generation request, whatever
@@ -205,6 +209,16 @@ func inspectResponses(v *view, body map[string]any) {
 			v.tools = append(v.tools, tool{name: str(tm["name"]), kind: "function", schema: obj(tm["parameters"])})
 		case "local_shell":
 			v.tools = append(v.tools, tool{name: "local_shell", kind: "local_shell"})
+		case "namespace":
+			// A group of functions (Codex offers each MCP server's tools this
+			// way); each is offered as <namespace>__<name>.
+			ns := str(tm["name"])
+			for _, st := range arr(tm["tools"]) {
+				sm := obj(st)
+				if str(sm["type"]) == "function" && str(sm["name"]) != "" {
+					v.tools = append(v.tools, tool{name: ns + "__" + str(sm["name"]), kind: "function", schema: obj(sm["parameters"]), namespace: ns, local: str(sm["name"])})
+				}
+			}
 		default:
 			name := str(tm["name"])
 			if name == "" {

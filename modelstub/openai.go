@@ -139,11 +139,12 @@ func (x *exchange) responseItems(a *answer) []responseItem {
 			items = append(items, responseItem{added: item("in_progress"), done: item("completed")})
 		} else {
 			id := x.s.nextID("fc_stub_")
-			items = append(items, responseItem{
-				call:  true,
-				added: map[string]any{"id": id, "type": "function_call", "status": "in_progress", "call_id": callID, "name": c.name, "arguments": ""},
-				done:  map[string]any{"id": id, "type": "function_call", "status": "completed", "call_id": callID, "name": c.name, "arguments": c.argsJSON()},
-			})
+			added := map[string]any{"id": id, "type": "function_call", "status": "in_progress", "call_id": callID, "name": c.name, "arguments": ""}
+			done := map[string]any{"id": id, "type": "function_call", "status": "completed", "call_id": callID, "name": c.name, "arguments": c.argsJSON()}
+			if c.namespace != "" {
+				added["namespace"], done["namespace"] = c.namespace, c.namespace
+			}
+			items = append(items, responseItem{call: true, added: added, done: done})
 		}
 	}
 	return items

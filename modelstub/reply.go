@@ -30,6 +30,9 @@ type call struct {
 	name string
 	kind string // function, or local_shell
 	args map[string]any
+	// namespace is set for a function of a Responses namespace tool (name
+	// is then its name within the namespace).
+	namespace string
 }
 
 func (c *call) argsJSON() string {
@@ -159,6 +162,9 @@ func buildCall(t tool, tc *ToolCall) *call {
 			args[k] = cloneJSONValue(v)
 		}
 		return &call{name: t.name, kind: t.kind, args: args}
+	}
+	if t.namespace != "" {
+		return &call{name: t.local, kind: "function", args: shellArgs(t, tc), namespace: t.namespace}
 	}
 	return &call{name: t.name, kind: "function", args: shellArgs(t, tc)}
 }

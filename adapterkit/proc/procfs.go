@@ -376,3 +376,33 @@ func socketInode(target string) (uint64, bool) {
 	n, err := strconv.ParseUint(s, 10, 64)
 	return n, err == nil
 }
+
+// PortHolders returns, in ascending order, the pids of the processes under
+// root that hold a TCP socket listening on port (any address); empty when
+// nobody listens there. A listener whose holders cannot be seen (another
+// user's process) is reported as pid 0.
+func PortHolders(root string, port uint16) ([]int, error) {
+	ls, err := ListeningTCP(root)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[int]bool{}
+	var out []int
+	for _, l := range ls {
+		if l.Addr.Port() != port {
+			continue
+		}
+		owners, _ := SocketOwners(root, l.Inode, nil)
+		if len(owners) == 0 {
+			owners = []int{0}
+		}
+		for _, pid := range owners {
+			if !seen[pid] {
+				seen[pid] = true
+				out = append(out, pid)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}

@@ -7,9 +7,7 @@ import (
 
 // knownInitWork is init work in packages the commands link that is known
 // and owned by other work in progress; remove an entry once it is lazy.
-var knownInitWork = map[string]string{
-	Module + "/contract": "contract/deployment.go compiles DeploymentNamePattern, uuidPattern and envNamePattern at init",
-}
+var knownInitWork = map[string]string{}
 
 // commands are the programs whose start is budgeted (DESIGN.md section 5):
 // a host start to ready, a command that needs no schema.
@@ -58,23 +56,23 @@ var testSupport = map[string]string{
 // link: it starts for every runtime, so everything it links it pays for
 // in start time and memory.
 var hostBad = merge(testSupport, map[string]string{
-	"github.com/santhosh-tekuri/jsonschema":  "JSON Schema compilation",
-	Module + "/contract/validate":            "JSON Schema compilation",
-	"go.opentelemetry.io/otel/exporters":     "OTel exporters",
-	"go.opentelemetry.io/otel/sdk":           "the OTel SDK",
-	"google.golang.org/grpc":                 "gRPC",
-	"google.golang.org/protobuf":             "protobuf",
-	"github.com/spf13/cobra":                 "a CLI framework",
-	Module + "/internal/config":              "config loading (the core's)",
-	Module + "/internal/catalog":             "descriptor discovery (the core's)",
-	Module + "/internal/plan":                "planning (the core's)",
-	Module + "/internal/runtime":             "the runtime (the core's)",
-	Module + "/internal/host":                "the core's end of the host protocol",
-	Module + "/internal/telemetry":           "the core's telemetry",
-	Module + "/internal/relay":               "the core's Relay sink",
-	Module + "/internal/cli":                 "the fabric CLI",
-	Module + "/internal/agentctl":            "the fabric-agent-ctl CLI",
-	Module + "/internal/deploy":              "deployment",
+	"github.com/santhosh-tekuri/jsonschema": "JSON Schema compilation",
+	Module + "/contract/validate":           "JSON Schema compilation",
+	"go.opentelemetry.io/otel/exporters":    "OTel exporters",
+	"go.opentelemetry.io/otel/sdk":          "the OTel SDK",
+	"google.golang.org/grpc":                "gRPC",
+	"google.golang.org/protobuf":            "protobuf",
+	"github.com/spf13/cobra":                "a CLI framework",
+	Module + "/internal/config":             "config loading (the core's)",
+	Module + "/internal/catalog":            "descriptor discovery (the core's)",
+	Module + "/internal/plan":               "planning (the core's)",
+	Module + "/internal/runtime":            "the runtime (the core's)",
+	Module + "/internal/host":               "the core's end of the host protocol",
+	Module + "/internal/telemetry":          "the core's telemetry",
+	Module + "/internal/relay":              "the core's Relay sink",
+	Module + "/internal/cli":                "the fabric CLI",
+	Module + "/internal/agentctl":           "the fabric-agent-ctl CLI",
+	Module + "/internal/deploy":             "deployment",
 })
 
 // hostPending is what the host still links and must not, each waiting on

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -53,36 +52,9 @@ func (a *app) serveCommand() *cobra.Command {
 				fmt.Fprintln(a.stdio.Err, "fabric-agent-ctl serve:", ae.Message)
 				return &exitError{code: agentctl.ExitFailed}
 			}
-			sigs := make(chan os.Signal, 2)
-			signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-			defer signal.Stop(sigs)
-			ctx, cancel := context.WithCancel(cmd.Context())
-			defer cancel()
-			watched := make(chan struct{})
-			done := make(chan struct{})
-			go func() {
-				defer close(watched)
-				n := 0
-				for {
-					select {
-					case <-done:
-						return
-					case sig := <-sigs:
-						n++
-						logger.Info("signal", "signal", sig.String(), "count", n)
-						if n == 1 {
-							cancel()
-						} else {
-							srv.Force()
-						}
-					}
-				}
-			}()
 			a.writeJSON(map[string]any{"status": agentctl.ServerServing, "socket": srv.Socket(), "pid": os.Getpid(), "protocol_version": agentctl.ProtocolVersion})
 			logger.Info("serving", "socket", srv.Socket(), "pid", os.Getpid())
-			res := srv.Serve(ctx)
-			close(done)
-			<-watched
+			res := server.UntilSignal(cmd.Context(), logger, srv.Serve, srv.Force)
 			a.writeJSON(map[string]any{"status": "stopped", "stopped": res.Stopped, "unclean": res.Unclean, "marker": res.Marker})
 			if len(res.Unclean) > 0 {
 				return &exitError{code: agentctl.ExitFailed}

@@ -1,0 +1,261 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/internal/agentctl"
+	"github.com/fabric-runtime/fabric/internal/agentctl/server"
+	"github.com/fabric-runtime/fabric/internal/deploy"
+	"github.com/fabric-runtime/fabric/internal/supervisor"
+)
+
+func (a *app) deployCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "deploy",
+		Short: "Declare agents and shared services in a fabric.deployment document and keep them running under a supervisor",
+		Long: "plan observes only; apply reconciles, waits for readiness and exits while a supervisor (fabric serve) keeps the agents and services running; " +
+			"status, export and destroy read and remove what apply made. Every verb takes the document, --state-dir (default .fabric/<metadata.name>/ beside it) and -o json|text.",
+	}
+	var stateDir string
+	var timeout time.Duration
+	opts := func(file string) deploy.Options {
+		return deploy.Options{File: file, StateDir: stateDir, Timeout: timeout, Client: a.client}
+	}
+	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", "", "state directory (default: .fabric/<metadata.name>/ beside the document)")
+
+	initCmd := &cobra.Command{
+		Use:   "init NAME [--file FILE]",
+		Short: "Write a document skeleton with a fresh uid (NAME.yaml, or --file)",
+		Args:  cobra.ExactArgs(1),
+	}
+	var initFile string
+	initCmd.Flags().StringVar(&initFile, "file", "", "where to write the document (default NAME.yaml)")
+	initCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		path := initFile
+		if path == "" {
+			path = args[0] + ".yaml"
+		}
+		if err := deploy.Init(args[0], path); err != nil {
+			return a.deployFailure(err)
+		}
+		return a.deployOut(map[string]any{"status": "written", "file": path}, func() { fmt.Fprintf(a.stdio.Out, "wrote %s\n", path) })
+	}
+
+	planCmd := &cobra.Command{Use: "plan FILE", Short: "Show what apply would change (starts nothing)", Args: cobra.ExactArgs(1)}
+	planCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		res, err := deploy.Plan(cmd.Context(), opts(args[0]))
+		if err != nil {
+			return a.deployFailure(err)
+		}
+		return a.deployOut(res, func() {
+			for _, c := range res.Changes {
+				fmt.Fprintf(a.stdio.Out, "%-8s %s  (%s)\n", c.Action, c.Resource, c.Reason)
+			}
+			for _, r := range res.Refused {
+				fmt.Fprintf(a.stdio.Out, "refused: %s\n", r.Error())
+			}
+		})
+	}
+
+	applyCmd := &cobra.Command{Use: "apply FILE [--timeout D]", Short: "Reconcile the deployment, wait for readiness and exit; a supervisor keeps it running", Args: cobra.ExactArgs(1)}
+	applyCmd.Flags().DurationVar(&timeout, "timeout", 2*time.Minute, "bound on the readiness wait")
+	applyCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		res, err := deploy.Apply(cmd.Context(), opts(args[0]))
+		if err != nil {
+			return a.deployFailure(err)
+		}
+		werr := a.deployOut(res, func() {
+			fmt.Fprintf(a.stdio.Out, "%s: supervisor pid %d on %s (not restarted on reboot)\n", res.Outcome, res.Supervisor.Pid, res.Connection.Socket)
+			for _, c := range res.Changes {
+				fmt.Fprintf(a.stdio.Out, "  %-8s %s  (%s)\n", c.Action, c.Resource, c.Reason)
+			}
+			for _, r := range res.Recovery {
+				fmt.Fprintf(a.stdio.Out, "  to do: %s\n", r)
+			}
+		})
+		if werr == nil && res.Outcome != supervisor.OutcomeSucceeded {
+			return silentExit(ExitFailure)
+		}
+		return werr
+	}
+
+	statusCmd := &cobra.Command{Use: "status FILE", Short: "The supervisor and every resource: runtime ids, states, health, restarts, attachments, usage", Args: cobra.ExactArgs(1)}
+	statusCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		res, err := deploy.Status(cmd.Context(), opts(args[0]))
+		if err != nil {
+			return a.deployFailure(err)
+		}
+		return a.deployOut(res, func() { a.printDeployStatus(res) })
+	}
+
+	exportCmd := &cobra.Command{Use: "export FILE", Short: "Print the applied document (YAML, references only); refuses while anything drifted", Args: cobra.ExactArgs(1)}
+	exportCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		b, err := deploy.Export(cmd.Context(), opts(args[0]))
+		if err != nil {
+			return a.deployFailure(err)
+		}
+		_, err = a.stdio.Out.Write(b)
+		return err
+	}
+
+	destroyCmd := &cobra.Command{Use: "destroy FILE", Short: "Remove what the deployment owns; resumable; reports what it retained", Args: cobra.ExactArgs(1)}
+	destroyCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		res, err := deploy.Destroy(cmd.Context(), opts(args[0]))
+		if err != nil {
+			return a.deployFailure(err)
+		}
+		return a.deployOut(res, func() {
+			fmt.Fprintf(a.stdio.Out, "%s\n", res.Outcome)
+			for _, r := range res.Removed {
+				fmt.Fprintf(a.stdio.Out, "  removed  %s\n", r)
+			}
+			for _, r := range res.Retained {
+				fmt.Fprintf(a.stdio.Out, "  retained %s\n", r)
+			}
+		})
+	}
+	cmd.AddCommand(initCmd, planCmd, applyCmd, statusCmd, exportCmd, destroyCmd)
+	return cmd
+}
+
+func (a *app) deployOut(v any, text func()) error {
+	if a.output == "text" {
+		text()
+		return nil
+	}
+	return a.writeJSON(v)
+}
+
+// deployFailure prints a deploy error (JSON: {status: failed, error}).
+func (a *app) deployFailure(err error) error {
+	var de *deploy.Error
+	if !errors.As(err, &de) {
+		de = &deploy.Error{Code: "error", Message: err.Error()}
+	}
+	if a.output == "text" {
+		fmt.Fprintln(a.stdio.Err, "error:", de.Error())
+		for _, d := range de.Details {
+			fmt.Fprintln(a.stdio.Err, "  ", d.Error())
+		}
+	} else {
+		_ = a.writeJSON(map[string]any{"status": "failed", "error": de})
+	}
+	if de.Code == deploy.CodeDocumentInvalid {
+		return silentExit(ExitUsage)
+	}
+	return silentExit(ExitFailure)
+}
+
+func (a *app) printDeployStatus(res *deploy.StatusResult) {
+	fmt.Fprintf(a.stdio.Out, "deployment %s (uid %s)\n", res.Deployment, res.UID)
+	fmt.Fprintf(a.stdio.Out, "supervisor: %s %s\n", res.Supervisor.State, res.Supervisor.Detail)
+	if st := res.Status; st != nil {
+		for _, ag := range st.Agents {
+			line := fmt.Sprintf("  agent %-16s %-10s runtime %s restarts %d", ag.Name, ag.State, ag.RuntimeID, ag.Restarts)
+			if ag.Reason != "" {
+				line += " (" + ag.Reason + ": " + ag.Action + ")"
+			}
+			fmt.Fprintln(a.stdio.Out, line)
+		}
+		for _, s := range st.Services {
+			fmt.Fprintf(a.stdio.Out, "  service %-24s %-10s pid %d %s\n", s.ID, s.State, s.Pid, s.URL)
+		}
+		for _, l := range st.Lost {
+			fmt.Fprintf(a.stdio.Out, "  lost: %s\n", l)
+		}
+	}
+	for _, d := range res.Drift {
+		fmt.Fprintf(a.stdio.Out, "  drift: %s %s (%s)\n", d.Action, d.Resource, d.Reason)
+	}
+}
+
+// systemdUnit is what fabric serve --print-systemd-unit prints.
+const systemdUnit = `[Unit]
+Description=Fabric deployment supervisor (%[1]s)
+After=network.target
+
+[Service]
+Type=simple
+ExecStart=%[2]s serve --state-dir %[1]s --socket %[3]s
+Restart=on-failure
+RestartSec=2
+# SIGTERM: runtimes and services stop within their deadlines.
+KillMode=mixed
+TimeoutStopSec=60
+UMask=0077
+
+[Install]
+WantedBy=multi-user.target
+`
+
+func (a *app) serveCommand() *cobra.Command {
+	var stateDir, socket, logLevel string
+	var shutdownTimeout time.Duration
+	var unit bool
+	cmd := &cobra.Command{
+		Use:   "serve --state-dir DIR [--socket PATH] [--print-systemd-unit]",
+		Short: "Run a deployment supervisor: owns agents' runtimes and integration services, answers deploy and fabric-agent-ctl requests on a Unix socket",
+		Long: "The supervisor that fabric deploy apply starts (supervisor.kind process) or that an operator runs (kind external, e.g. under systemd: --print-systemd-unit prints a unit).\n" +
+			"It prints one JSON line when it serves and one when it stopped; logs (JSON) go to stderr. SIGTERM or SIGINT stops every runtime and service; a second signal cuts the wait short.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if stateDir == "" {
+				return &exitError{code: ExitUsage, err: errors.New("--state-dir is required")}
+			}
+			abs, err := filepath.Abs(stateDir)
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			if socket == "" {
+				socket = filepath.Join(abs, supervisor.SocketFile)
+			}
+			if socket, err = filepath.Abs(socket); err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			if unit {
+				exe, _ := os.Executable()
+				_, err := fmt.Fprintf(a.stdio.Out, systemdUnit, abs, exe, socket)
+				return err
+			}
+			var level slog.Level
+			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
+				return &exitError{code: ExitUsage, err: errors.New("--log-level must be debug, info, warn or error")}
+			}
+			signal.Ignore(syscall.SIGPIPE, syscall.SIGHUP)
+			logger := slog.New(slog.NewJSONHandler(a.stdio.Err, &slog.HandlerOptions{Level: level}))
+			sup, err := supervisor.New(supervisor.Options{StateDir: abs, Socket: socket, Logger: logger,
+				Client: fabric.New(fabric.WithLogger(logger)), ShutdownTimeout: shutdownTimeout})
+			if err != nil {
+				var ae *agentctl.Error
+				if !errors.As(err, &ae) {
+					ae = &agentctl.Error{Code: agentctl.CodeSocketUnavailable, Message: err.Error()}
+				}
+				_ = a.writeJSON(map[string]any{"status": "failed", "error": ae})
+				return silentExit(ExitFailure)
+			}
+			_ = a.writeJSON(map[string]any{"status": "serving", "socket": sup.Socket(), "pid": os.Getpid(), "state_dir": abs})
+			res := server.UntilSignal(cmd.Context(), logger, sup.Serve, sup.Force)
+			_ = a.writeJSON(map[string]any{"status": "stopped", "stopped": res.Stopped, "unclean": res.Unclean, "marker": res.Marker})
+			if len(res.Unclean) > 0 {
+				return silentExit(ExitFailure)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&stateDir, "state-dir", "", "the deployment's state directory (journal, socket, logs)")
+	cmd.Flags().StringVar(&socket, "socket", "", "control socket (default <state-dir>/supervisor.sock)")
+	cmd.Flags().DurationVar(&shutdownTimeout, "shutdown-timeout", 0, "bound on the wait for runtimes to stop at shutdown")
+	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	cmd.Flags().BoolVar(&unit, "print-systemd-unit", false, "print a systemd unit that runs this supervisor, and exit")
+	return cmd
+}

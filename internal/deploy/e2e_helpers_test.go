@@ -1,0 +1,219 @@
+//go:build linux
+
+package deploy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fabric-runtime/fabric/internal/testproc"
+)
+
+// bins holds the binaries TestMain built: the end-to-end tests drive them
+// as a user would, each command its own process.
+var bins string
+
+// repoRoot is the module root (two levels up).
+func repoRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "fabric-deploy-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	bins = dir
+	cmd := exec.Command("go", "build", "-o", dir, "./cmd/fabric", "./cmd/fabric-host", "./cmd/fabric-agent-ctl")
+	cmd.Dir = repoRoot()
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the binaries:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// world is one test's deployment: a directory with the document, the
+// environment every command runs with, and helpers to run the verbs.
+type world struct {
+	t   testing.TB
+	dir string
+	env []string
+}
+
+func newWorld(t testing.TB, extraEnv ...string) *world {
+	t.Helper()
+	w := &world{t: t, dir: t.TempDir()}
+	path := bins + string(os.PathListSeparator) + os.Getenv("PATH")
+	if hp := os.Getenv("FABRIC_HARNESS_PATH"); hp != "" {
+		path = hp + string(os.PathListSeparator) + path
+	}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PATH=") {
+			w.env = append(w.env, kv)
+		}
+	}
+	w.env = append(w.env, "PATH="+path)
+	w.env = append(w.env, extraEnv...)
+	t.Cleanup(func() { w.cleanup() })
+	return w
+}
+
+// write puts a file into the world's directory.
+func (w *world) write(name, content string) string {
+	w.t.Helper()
+	p := filepath.Join(w.dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		w.t.Fatal(err)
+	}
+	return p
+}
+
+// run runs a binary and returns stdout, stderr and the exit code.
+func (w *world) run(timeout time.Duration, name string, args ...string) (stdout, stderr []byte, code int) {
+	w.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(bins, name), args...)
+	cmd.Dir, cmd.Env = w.dir, w.env
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code = cmd.ProcessState.ExitCode()
+	if err != nil && code < 0 {
+		w.t.Fatalf("%s %v: %v\n%s", name, args, err, e.Bytes())
+	}
+	return o.Bytes(), e.Bytes(), code
+}
+
+// deploy runs `fabric deploy VERB FILE ARGS...` and decodes its JSON into
+// out (when not nil); it fails the test on an exit code other than want.
+func (w *world) deploy(want int, out any, verb, file string, args ...string) []byte {
+	w.t.Helper()
+	o, e, code := w.run(5*time.Minute, "fabric", append([]string{"deploy", verb, file}, args...)...)
+	if code != want {
+		w.t.Fatalf("fabric deploy %s exited %d, want %d\nstdout: %s\nstderr: %s", verb, code, want, o, e)
+	}
+	if out != nil {
+		if err := json.Unmarshal(o, out); err != nil {
+			w.t.Fatalf("fabric deploy %s: %v\n%s", verb, err, o)
+		}
+	}
+	return o
+}
+
+// ctl runs fabric-agent-ctl against socket and decodes its JSON.
+func (w *world) ctl(socket string, out any, args ...string) int {
+	w.t.Helper()
+	o, e, code := w.run(3*time.Minute, "fabric-agent-ctl", append([]string{"--socket", socket}, args...)...)
+	if out != nil {
+		if err := json.Unmarshal(o, out); err != nil {
+			w.t.Fatalf("fabric-agent-ctl %v: %v\nstdout: %s\nstderr: %s", args, err, o, e)
+		}
+	}
+	return code
+}
+
+// cleanup destroys whatever a failed test left running: every supervisor
+// started from this world's directory.
+func (w *world) cleanup() {
+	for _, pid := range testproc.Mentioning(w.dir) {
+		_, _, comm, ok := testproc.Stat(pid)
+		if ok && strings.HasPrefix(comm, "fabric") {
+			_ = syscallKill(pid)
+		}
+	}
+}
+
+// status is the subset of `fabric deploy status` the tests read.
+type status struct {
+	Supervisor struct {
+		State  string `json:"state"`
+		Record *struct {
+			Pid int `json:"pid"`
+		} `json:"record"`
+	} `json:"supervisor"`
+	Drift []struct {
+		Resource, Action string
+	} `json:"drift"`
+	Status *struct {
+		Supervisor struct {
+			Pid        int    `json:"pid"`
+			ModelProxy string `json:"model_proxy"`
+		} `json:"supervisor"`
+		Agents []struct {
+			Name      string `json:"name"`
+			State     string `json:"state"`
+			Reason    string `json:"reason"`
+			Action    string `json:"action"`
+			RuntimeID string `json:"runtime_id"`
+			HostPid   int    `json:"host_pid"`
+			Restarts  int    `json:"restarts"`
+			Usage     map[string]struct {
+				Requests     int64 `json:"requests"`
+				InputTokens  int64 `json:"input_tokens"`
+				OutputTokens int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"agents"`
+		Services []struct {
+			ID    string `json:"id"`
+			State string `json:"state"`
+			Pid   int    `json:"pid"`
+			URL   string `json:"url"`
+		} `json:"services"`
+		Lost []string `json:"lost"`
+	} `json:"status"`
+}
+
+func (s *status) agent(name string) (state, runtimeID string, hostPid, restarts int) {
+	if s.Status == nil {
+		return "", "", 0, 0
+	}
+	for _, a := range s.Status.Agents {
+		if a.Name == name {
+			return a.State, a.RuntimeID, a.HostPid, a.Restarts
+		}
+	}
+	return "", "", 0, 0
+}
+
+// applyResult is the subset of apply's output the tests read.
+type applyResult struct {
+	Outcome string `json:"outcome"`
+	Changes []struct {
+		Resource, Action, Reason string
+	} `json:"changes"`
+	Recovery   []string `json:"recovery"`
+	Connection struct {
+		Socket    string            `json:"socket"`
+		Endpoints map[string]string `json:"endpoints"`
+	} `json:"connection"`
+	Supervisor struct {
+		Pid               int  `json:"pid"`
+		RestartedOnReboot bool `json:"restarted_on_reboot"`
+	} `json:"supervisor"`
+}
+
+func (r *applyResult) action(resource string) string {
+	for _, c := range r.Changes {
+		if c.Resource == resource {
+			return c.Action
+		}
+	}
+	return ""
+}
