@@ -208,3 +208,41 @@ func TestCheckInterfaceWithoutInterfaces(t *testing.T) {
 		}
 	}
 }
+
+// TestStopAfterHostDiedMidTurn: when the host dies during a turn and the
+// runtime is stopped right after (as a supervisor cleaning up does), the
+// turn reports the crash (failed), not a cancellation nobody asked for.
+func TestStopAfterHostDiedMidTurn(t *testing.T) {
+	for _, adapter := range []string{scriptedV2, scriptedV1} {
+		t.Run(adapter, func(t *testing.T) {
+			rt := startRuntime(t, testPlan(t, adapter, map[string]any{"delay_ms": 60000}), testOptions(t))
+			type outcome struct {
+				res *contract.RunResult
+				err error
+			}
+			done := make(chan outcome, 1)
+			go func() {
+				res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+				done <- outcome{res, err}
+			}()
+			deadline := time.Now().Add(10 * time.Second)
+			for rt.State() != StateInvoking {
+				if time.Now().After(deadline) {
+					t.Fatal("the invocation never started")
+				}
+				time.Sleep(time.Millisecond)
+			}
+			if err := syscall.Kill(rt.HostPid(), syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			<-rt.host.Exited()
+			if _, err := rt.Stop(context.Background()); err != nil {
+				t.Fatalf("stop: %v", err)
+			}
+			o := <-done
+			if o.err == nil && o.res.Status == contract.StatusCancelled {
+				t.Fatalf("the turn whose host died says cancelled: %s", mustJSON(o.res))
+			}
+		})
+	}
+}

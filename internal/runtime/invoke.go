@@ -269,7 +269,7 @@ func (r *Runtime) normalize(res *contract.RunResult, ares contract.AgentRunResul
 				res.Error.Message += "; the host could not cancel in time and was stopped"
 				res.Error.Metadata = map[string]any{"runtime_failed": true}
 			}
-		case r.State() == StateStopping:
+		case r.State() == StateStopping && r.stopCancel.Load():
 			res.Status = contract.StatusCancelled
 			res.Error = &contract.ErrorInfo{Stage: contract.StageInvoke, Code: CodeCancelled, Message: "the runtime was stopped during the invocation"}
 		default:

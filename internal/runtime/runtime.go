@@ -112,13 +112,16 @@ type Runtime struct {
 
 	state    atomic.Value // string
 	invoking atomic.Bool
-	mu       sync.Mutex // guards below
-	cancel   func()     // cancels the running invocation (cancel, grace, then hard stop)
-	invDone  chan struct{}
-	started  []contract.FabricEvent // runtime_start, attached to the first result
-	turns    int
-	lastTurn *Turn // the most recent streamed turn
-	eventSeq atomic.Int64
+	// stopCancel is set when Stop cancels a running turn (the turn is then
+	// cancelled; a turn whose host died first is failed).
+	stopCancel atomic.Bool
+	mu         sync.Mutex // guards below
+	cancel     func()     // cancels the running invocation (cancel, grace, then hard stop)
+	invDone    chan struct{}
+	started    []contract.FabricEvent // runtime_start, attached to the first result
+	turns      int
+	lastTurn   *Turn // the most recent streamed turn
+	eventSeq   atomic.Int64
 	// streamSeq numbers stream records, per runtime.
 	streamSeq atomic.Int64
 
@@ -346,6 +349,18 @@ func (r *Runtime) stop(ctx context.Context) (contract.RuntimeStopResult, error) 
 		last.Log.Relax() // nobody may hold up a stopping runtime
 	}
 	if cancel != nil {
+		// A host that already died fails the running turn on its own (a
+		// crash, not a cancellation): let the turn report that first.
+		select {
+		case <-r.host.Exited():
+			select {
+			case <-done:
+			case <-time.After(stopDeadline):
+			case <-ctx.Done():
+			}
+		default:
+		}
+		r.stopCancel.Store(true)
 		go cancel()
 		select {
 		case <-done:
