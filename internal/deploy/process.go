@@ -104,6 +104,10 @@ func startSupervisor(ctx context.Context, o *Options, dir, socket string, refs [
 		default:
 		}
 		if answers(ctx, socket) {
+			if st, err := supervisorStatus(ctx, socket); err != nil || st.Supervisor.Pid != pid {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				return nil, &Error{Code: CodeSupervisorStartFailed, Message: fmt.Sprintf("another process answers on %s; see %s", socket, filepath.Join(dir, SupervisorLog))}
+			}
 			// The child stays ours until this process exits; it is in its own
 			// session, so neither the shell's hangup nor apply's exit reaches it.
 			_ = cmd.Process.Release()

@@ -249,7 +249,9 @@ func Apply(ctx context.Context, o Options) (*ApplyResult, error) {
 		}
 		sup = &SupervisorRecord{Kind: contract.SupervisorExternal, Socket: socket}
 	default:
-		if !alive(sup) || sup.Socket != socket || !answers(ctx, socket) {
+		switch {
+		case st == nil:
+			// Nothing answers: a recorded supervisor still alive is hung.
 			if alive(sup) {
 				_ = stopSupervisor(sup, 10*time.Second)
 			}
@@ -257,6 +259,12 @@ func Apply(ctx context.Context, o Options) (*ApplyResult, error) {
 			if err != nil {
 				return nil, err
 			}
+		case sup == nil || sup.Pid != st.Supervisor.Pid:
+			// A supervisor this apply did not start answers on the state
+			// dir's socket (one an operator started after a crash, say): it
+			// owns the deployment now, and destroy stops it.
+			sup = &SupervisorRecord{Kind: contract.SupervisorProcess, Socket: socket, Pid: st.Supervisor.Pid,
+				StartTicks: startTicks(st.Supervisor.Pid), StartedAtMillis: st.Supervisor.StartedAtMillis}
 		}
 	}
 	in.Supervisor = sup
