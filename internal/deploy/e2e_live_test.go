@@ -118,6 +118,9 @@ spec:
         - name: researcher
           config: ./codex.yaml
           integrationRefs: [tools, model]
+        - name: critic
+          config: ./codex.yaml
+          integrationRefs: [model]
         - name: writer
           integrationRefs: [model]
           fabric:
@@ -134,8 +137,8 @@ spec:
 		Changes  []struct{ Resource, Action string }
 	}
 	w.deploy(0, &plan, "plan", file)
-	if !plan.Complete || len(plan.Changes) != 4 {
-		t.Fatalf("plan = %+v, want complete with 4 creates", plan)
+	if !plan.Complete || len(plan.Changes) != 5 {
+		t.Fatalf("plan = %+v, want complete with 5 creates", plan)
 	}
 	if _, err := os.Stat(filepath.Join(w.dir, ".fabric", "live", "supervisor.sock")); err == nil {
 		t.Fatal("plan started a supervisor")
@@ -225,9 +228,24 @@ spec:
 		}
 	}
 
-	// An agent without the MCP reference is never offered its tools: the
-	// scripted adapter makes no model request, so check the config the
-	// supervisor planned for it instead, through the handle's plan.
+	// An agent without the MCP reference is never offered its tools.
+	stub.ClearRequests()
+	if code := w.ctl(socket, &res, "invoke", "--agent", "critic", "--input", "What is 2+2?"); code != 0 || res.Status != "succeeded" {
+		t.Fatalf("critic turn: exit %d, %+v", code, res)
+	}
+	seen := 0
+	for _, r := range stub.Requests() {
+		if r.Endpoint != "responses" {
+			continue
+		}
+		seen++
+		if slices.ContainsFunc(r.Tools, func(n string) bool { return strings.HasPrefix(n, "mcp__tools") }) {
+			t.Fatalf("an agent without the reference was offered the MCP server's tools: %v", r.Tools)
+		}
+	}
+	if seen == 0 {
+		t.Fatal("the critic's turn made no model request")
+	}
 	assertNoSecrets(t, w, key, supPid)
 
 	// 5. Unchanged apply: a no-op that keeps runtime ids and the MCP pid.
@@ -254,7 +272,7 @@ spec:
 	// Change one agent's model: only it restarts.
 	w.write("codex.yaml", strings.Replace(mustRead(t, filepath.Join(w.dir, "codex.yaml")), "gpt-5.1-codex", "gpt-5.2-codex", 1))
 	w.deploy(0, &ar, "apply", file)
-	if ar.action("agent/researcher") != "replace" || ar.action("agent/writer") != "noop" || ar.action("integration/tools") != "noop" {
+	if ar.action("agent/researcher") != "replace" || ar.action("agent/critic") != "replace" || ar.action("agent/writer") != "noop" || ar.action("integration/tools") != "noop" {
 		t.Fatalf("changing researcher's model: %+v", ar.Changes)
 	}
 
