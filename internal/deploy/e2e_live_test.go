@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -269,11 +270,26 @@ spec:
 			t.Fatalf("MCP server pid changed: %d -> %d", mcpPid, s.Pid)
 		}
 	}
-	// Change one agent's model: only it restarts.
+	// Change the Codex agents' model: only they restart, and the replaced
+	// runtime's placeholder stops working at once.
+	_, _, oldHost, _ := st.agent("researcher")
+	oldPlaceholder := envOf(t, oldHost, "FABRIC_BROKERED_MODEL_KEY")
+	proxyURL := st.Status.Supervisor.ModelProxy
 	w.write("codex.yaml", strings.Replace(mustRead(t, filepath.Join(w.dir, "codex.yaml")), "gpt-5.1-codex", "gpt-5.2-codex", 1))
 	w.deploy(0, &ar, "apply", file)
 	if ar.action("agent/researcher") != "replace" || ar.action("agent/critic") != "replace" || ar.action("agent/writer") != "noop" || ar.action("integration/tools") != "noop" {
 		t.Fatalf("changing researcher's model: %+v", ar.Changes)
+	}
+
+	req, _ := http.NewRequest("POST", proxyURL+"/r/integration.model/v1/responses", strings.NewReader(`{"model":"m","input":"hi"}`))
+	req.Header.Set("Authorization", "Bearer "+oldPlaceholder)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Fatalf("the replaced runtime's placeholder got %d, want 401", resp.StatusCode)
 	}
 
 	// 6. Export, then apply the export: a no-op.
@@ -316,6 +332,22 @@ spec:
 	if dr.Outcome != "already_destroyed" {
 		t.Fatalf("second destroy = %+v", dr)
 	}
+}
+
+// envOf reads one variable of a process's environment.
+func envOf(t testing.TB, pid int, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, kv := range strings.Split(string(b), "\x00") {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	t.Fatalf("process %d has no %s", pid, name)
+	return ""
 }
 
 // waitGone waits until pid has exited (gone, or a zombie nobody reaped
