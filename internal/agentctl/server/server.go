@@ -103,6 +103,8 @@ type Server struct {
 	journalMu sync.Mutex // serializes journal writes; guards closed
 	closed    bool       // shutdown is over: the journal is gone for good
 	handlers  sync.WaitGroup
+	// uncleanAdded wakes the recheck loop when an entry is added.
+	uncleanAdded chan struct{}
 }
 
 // Result is what a shutdown achieved.
@@ -150,7 +152,7 @@ func Listen(opts Options) (*Server, error) {
 		opts: opts, client: opts.Client, log: opts.Logger, socket: opts.Socket,
 		markerPath: filepath.Join(dir, agentctl.MarkerFile), journalPath: filepath.Join(dir, JournalFile),
 		boot: bootID(), started: time.Now(), lock: lock,
-		force: make(chan struct{}), runtimes: make(map[key]*entry),
+		force: make(chan struct{}), runtimes: make(map[key]*entry), uncleanAdded: make(chan struct{}, 1),
 	}
 	s.base, s.cancelBase = context.WithCancelCause(context.Background())
 	ln, err := listenSocket(opts.Socket)
@@ -224,20 +226,38 @@ func (s *Server) acceptLoop() {
 }
 
 // recheckLoop re-confirms pending unclean entries until done is closed.
+// It only ticks while some entry is pending: an idle serve uses no CPU.
 func (s *Server) recheckLoop(done <-chan struct{}) {
-	t := time.NewTicker(recheckEvery)
+	t := time.NewTimer(recheckEvery)
 	defer t.Stop()
+	armed := true
 	for {
+		var tick <-chan time.Time
+		if armed {
+			tick = t.C
+		}
 		select {
 		case <-done:
 			return
-		case <-t.C:
-			s.mu.Lock()
-			n := len(s.unclean.pending())
-			s.mu.Unlock()
-			if n > 0 && !s.stopping.Load() {
-				s.confirmUnclean(true, true)
+		case <-s.uncleanAdded:
+			if !armed {
+				t.Reset(recheckEvery)
+				armed = true
 			}
+			continue
+		case <-tick:
+		}
+		s.mu.Lock()
+		n := len(s.unclean.pending())
+		s.mu.Unlock()
+		if n > 0 && !s.stopping.Load() {
+			s.confirmUnclean(true, true)
+		}
+		s.mu.Lock()
+		n = len(s.unclean.pending())
+		s.mu.Unlock()
+		if armed = n > 0; armed {
+			t.Reset(recheckEvery)
 		}
 	}
 }
@@ -453,4 +473,8 @@ func (s *Server) addUncleanLocked(r agentctl.UncleanRuntime) {
 	s.unclean.entries = append(s.unclean.entries, &agentctl.UncleanEntry{UncleanRuntime: r, Origin: agentctl.OriginThis, Confirmation: "not confirmed yet"})
 	s.unclean.boots[r.RuntimeID] = s.boot
 	s.unclean.clearedAt = time.Time{}
+	select {
+	case s.uncleanAdded <- struct{}{}:
+	default:
+	}
 }
