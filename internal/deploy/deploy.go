@@ -36,6 +36,7 @@ const (
 	CodeDrifted                = "drifted"                  // export refuses while the running deployment differs from the document
 	CodeNotApplied             = "not_applied"              // export or status of a deployment never applied
 	CodeSupervisorFailed       = "supervisor_failed"        // the supervisor refused or failed a request
+	CodeDocumentExists         = "document_exists"          // init would overwrite a document
 )
 
 // Error is a deploy verb's failure; Details carry the findings behind it.

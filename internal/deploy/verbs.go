@@ -3,6 +3,7 @@ package deploy
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -468,6 +469,9 @@ func Init(name, path string) error {
 		return err
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return &Error{Code: CodeDocumentExists, Message: path + " exists; init never overwrites a document"}
+	}
 	if err != nil {
 		return err
 	}

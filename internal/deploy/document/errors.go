@@ -33,11 +33,11 @@ const (
 // Error is one problem of a document, at a line (0 when unknown) and a
 // dotted path ("" for the whole document).
 type Error struct {
-	File    string
-	Line    int
-	Path    string
-	Code    string
-	Message string
+	File    string `json:"file"`
+	Line    int    `json:"line,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
 }
 
 // Error is "file:line: path: message".
