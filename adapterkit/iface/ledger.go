@@ -16,10 +16,12 @@ import (
 // this user and has mode 0600. Otherwise the ledger is ignored.
 const EnvTokenLedger = "FABRIC_TEST_TOKEN_LEDGER"
 
-// recordForAudit appends token to the ledger named by EnvTokenLedger, when
-// that names a usable ledger. Failures are ignored (the ledger is a test
-// aid; it must never make a start fail).
-func recordForAudit(token string) {
+// RecordForAudit appends token to the ledger named by EnvTokenLedger, when
+// that names a usable ledger: Start records every token it generates, and
+// Fabric's own services and tests record theirs (placeholders, keys) the
+// same way. Failures are ignored (the ledger is a test aid; it must never
+// make a start fail).
+func RecordForAudit(token string) {
 	path := os.Getenv(EnvTokenLedger)
 	if path == "" {
 		return

@@ -346,7 +346,7 @@ func Start(ctx context.Context, spec Spec) (*Set, error) {
 				return nil, errorf(CodeLaunchFailed, c.Name, err, "generate token")
 			}
 		}
-		recordForAudit(c.token)
+		RecordForAudit(c.token)
 	}
 	if err := s.launch(ctx); err != nil {
 		return nil, s.abort(ctx, err)
