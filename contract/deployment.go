@@ -32,6 +32,7 @@ const (
 const (
 	IntegrationMCPServer = "mcpServer"
 	IntegrationInference = "inference"
+	IntegrationAccess    = "access"
 )
 
 // MCP server transports of an MCPServerIntegration.
@@ -370,6 +371,117 @@ func (m *InferenceIntegration) Credentials() []CredentialRef {
 	return []CredentialRef{*m.Credential}
 }
 
+// Access gateway policies (AccessIntegration).
+const (
+	AccessIdempotencyRequired = "required"
+	AccessIdempotencyOptional = "optional"
+	AccessContinue            = "continue"
+	AccessCancel              = "cancel"
+	// DefaultAccessRetentionSeconds is how long a finished response can be
+	// retrieved and resumed.
+	DefaultAccessRetentionSeconds = 3600
+	// DefaultAccessListen is a gateway's address when none is declared.
+	DefaultAccessListen = "127.0.0.1:0"
+)
+
+// AccessIntegration is an access gateway: a supervised service through
+// which outside clients reach the attached agents over the OpenAI
+// Responses and Chat Completions APIs, each with keys scoped to one
+// (client, agent) pair. It grants nothing by itself: keys are issued with
+// fabric deploy access grant.
+type AccessIntegration struct {
+	// Listen is host:port, loopback by default; any other host needs TLS.
+	Listen string     `json:"listen,omitempty"`
+	TLS    *AccessTLS `json:"tls,omitempty"`
+	// Clients are the names keys can be granted to.
+	Clients []string `json:"clients"`
+	// Idempotency: required (every POST carries an Idempotency-Key) or
+	// optional (default; SDK retries are still matched to their turn).
+	Idempotency string `json:"idempotency,omitempty"`
+	// OnDisconnect: continue (default: the turn finishes and can be
+	// resumed) or cancel.
+	OnDisconnect string `json:"on_disconnect,omitempty"`
+	// OnRevoke: cancel (default: a revoked key's running turns end) or
+	// continue.
+	OnRevoke string `json:"on_revoke,omitempty"`
+	// RetentionSeconds is the resume window of finished responses
+	// (default DefaultAccessRetentionSeconds).
+	RetentionSeconds int `json:"retention_seconds,omitempty"`
+}
+
+// AccessTLS names the gateway's certificate and key files.
+type AccessTLS struct {
+	Cert string `json:"cert"`
+	Key  string `json:"key"`
+}
+
+// Validate checks the address, TLS, clients and policies.
+func (a *AccessIntegration) Validate() []DeploymentIssue {
+	var is issues
+	listen := a.Listen
+	if listen == "" {
+		listen = DefaultAccessListen
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil || port == "" {
+		is.add("listen", IssueInvalidValue, "listen must be host:port")
+	} else if ip := net.ParseIP(host); (ip == nil || !ip.IsLoopback()) && host != "localhost" && a.TLS == nil {
+		is.add("tls", IssueMissingField, "a gateway listening beyond loopback (%s) needs tls with cert and key files", host)
+	}
+	if a.TLS != nil {
+		if a.TLS.Cert == "" {
+			is.add("tls.cert", IssueMissingField, "tls.cert names the certificate file")
+		}
+		if a.TLS.Key == "" {
+			is.add("tls.key", IssueMissingField, "tls.key names the key file")
+		}
+	}
+	if len(a.Clients) == 0 {
+		is.add("clients", IssueMissingField, "clients names who keys can be granted to")
+	}
+	seen := map[string]bool{}
+	for i, c := range a.Clients {
+		path := fmt.Sprintf("clients[%d]", i)
+		is.name(path, c)
+		if seen[c] {
+			is.add(path, IssueInvalidValue, "client %q is listed twice", c)
+		}
+		seen[c] = true
+	}
+	for _, f := range []struct {
+		path, v string
+		ok      []string
+	}{
+		{"idempotency", a.Idempotency, []string{"", AccessIdempotencyRequired, AccessIdempotencyOptional}},
+		{"on_disconnect", a.OnDisconnect, []string{"", AccessContinue, AccessCancel}},
+		{"on_revoke", a.OnRevoke, []string{"", AccessContinue, AccessCancel}},
+	} {
+		if !slices.Contains(f.ok, f.v) {
+			is.add(f.path, IssueInvalidValue, "%s must be %s", f.path, strings.Join(f.ok[1:], " or "))
+		}
+	}
+	if a.RetentionSeconds < 0 {
+		is.add("retention_seconds", IssueInvalidValue, "retention_seconds must not be negative")
+	}
+	return is
+}
+
+// Credentials returns nil: a gateway's keys are issued by grant, never
+// declared.
+func (a *AccessIntegration) Credentials() []CredentialRef { return nil }
+
+// JSONSchemaExtend constrains the policies and clients.
+func (AccessIntegration) JSONSchemaExtend(s *jsonschema.Schema) {
+	prop(s, "idempotency").Enum = []any{AccessIdempotencyRequired, AccessIdempotencyOptional}
+	prop(s, "on_disconnect").Enum = []any{AccessContinue, AccessCancel}
+	prop(s, "on_revoke").Enum = []any{AccessCancel, AccessContinue}
+	one := uint64(1)
+	c := prop(s, "clients")
+	c.MinItems = &one
+	c.Items.Pattern = DeploymentNamePattern().String()
+	prop(s, "retention_seconds").Minimum = json.Number("0")
+}
+
 // IntegrationVariant is the behaviour every integration kind provides.
 // Validate reports problems at paths relative to the integration.
 type IntegrationVariant interface {
@@ -386,12 +498,14 @@ type Integration struct {
 	Kind      string
 	MCPServer *MCPServerIntegration
 	Inference *InferenceIntegration
+	Access    *AccessIntegration
 }
 
 // integrationKinds registers every kind of Integration.
 var integrationKinds = []integrationKind{
 	kindOf(IntegrationMCPServer, func(i *Integration) **MCPServerIntegration { return &i.MCPServer }),
 	kindOf(IntegrationInference, func(i *Integration) **InferenceIntegration { return &i.Inference }),
+	kindOf(IntegrationAccess, func(i *Integration) **AccessIntegration { return &i.Access }),
 }
 
 type integrationKind struct {

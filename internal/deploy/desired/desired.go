@@ -25,6 +25,9 @@ const (
 	// ServiceModelRoute is one route of the supervisor's brokered model
 	// proxy (inference, brokered: true).
 	ServiceModelRoute = "model-route"
+	// ServiceAccessGateway is one access gateway (access) serving the
+	// agents attached to it.
+	ServiceAccessGateway = "access-gateway"
 )
 
 // State is a deployment's desired state: what apply hands the supervisor
@@ -84,6 +87,7 @@ type Service struct {
 	BaseDir   string                         `json:"base_dir"`
 	MCP       *contract.MCPRun               `json:"mcp,omitempty"`
 	Inference *contract.InferenceIntegration `json:"inference,omitempty"`
+	Access    *contract.AccessIntegration    `json:"access,omitempty"`
 	Agents    []string                       `json:"agents"`
 	// Generation is the digest of the definition: a changed one restarts
 	// (a process) or re-routes (a model route) the service only.
@@ -137,14 +141,20 @@ func service(b document.Binding, baseDir string) (Service, bool) {
 			inf.Credential = &c
 		}
 		svc.Kind, svc.Inference = ServiceModelRoute, &inf
+	case contract.IntegrationAccess:
+		acc := *b.Integration.Access
+		svc.Kind, svc.Access = ServiceAccessGateway, &acc
 	default:
 		return Service{}, false
 	}
+	// The agents a service serves are not part of its generation: attaching
+	// another agent re-binds a running service, it does not restart it.
 	svc.Generation = digest(struct {
 		Kind      string
 		MCP       *contract.MCPRun
 		Inference *contract.InferenceIntegration
-	}{svc.Kind, svc.MCP, svc.Inference})
+		Access    *contract.AccessIntegration
+	}{svc.Kind, svc.MCP, svc.Inference, svc.Access})
 	return svc, true
 }
 
@@ -160,8 +170,12 @@ func agent(doc *document.Document, ref document.AgentRef, load Loader) (Agent, e
 	cfg.Metadata.Name = ref.Agent.Name
 	a := Agent{Name: ref.Agent.Name, Sandbox: ref.Sandbox, BaseDir: base, Source: src, Attachments: []string{}}
 	a.Restart = ref.Agent.Restart.Effective()
+	var inside []string // attachments that change what the agent runs
 	for _, b := range doc.Attachments(ref.Agent.Name) {
 		a.Attachments = append(a.Attachments, b.ID)
+		if b.Integration.Kind != contract.IntegrationAccess {
+			inside = append(inside, b.ID)
+		}
 		switch b.Integration.Kind {
 		case contract.IntegrationMCPServer:
 			attachMCP(cfg, b)
@@ -181,6 +195,7 @@ func agent(doc *document.Document, ref document.AgentRef, load Loader) (Agent, e
 		}
 	}
 	sort.Strings(a.Attachments)
+	sort.Strings(inside)
 	if ws := ref.WorkspacePath; ws != "" {
 		if cfg.Environment == nil {
 			cfg.Environment = &contract.EnvironmentConfig{Provider: contract.EnvironmentLocal}
@@ -201,7 +216,7 @@ func agent(doc *document.Document, ref document.AgentRef, load Loader) (Agent, e
 		Restart     contract.RestartPolicy
 		Inference   *Inference
 		Attachments []string
-	}{a.Config, a.BaseDir, a.Restart, a.Inference, a.Attachments})
+	}{a.Config, a.BaseDir, a.Restart, a.Inference, inside})
 	return a, nil
 }
 

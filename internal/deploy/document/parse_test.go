@@ -196,10 +196,15 @@ spec:
 			"14 spec.integrations.g.base_url invalid_credential",
 		}},
 		{"unknown kind", head + `  integrations:
-    a: {kind: access, upstream: x}
+    a: {kind: voice, upstream: x}
     b: {transport: stdio}
   sandboxes: []
 `, []string{"8 spec.integrations.a.kind unknown_kind", "9 spec.integrations.b.kind missing_field"}},
+		{"access gateway rules", head + `  integrations:
+    a: {kind: access, listen: "0.0.0.0:8443", clients: [app, app]}
+    b: {kind: access, clients: [web], idempotency: sometimes}
+  sandboxes: []
+`, []string{"8 spec.integrations.a.tls missing_field", "8 spec.integrations.a.clients[1] invalid_value", "9 spec.integrations.b.idempotency invalid_value"}},
 		{"duplicate names", head + `  sandboxes:
     - name: main
       agents:
