@@ -20,8 +20,8 @@ import (
 	"go.uber.org/goleak"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/modelproxy"
 	"github.com/fabric-runtime/fabric/internal/testaudit"
 )
 
@@ -197,7 +197,7 @@ func (e *env) start() {
 		e.t.Fatal(err)
 	}
 	pepper, _ := os.ReadFile(filepath.Join(e.opts.StoreDir, keyFile))
-	modelproxy.RecordForAudit(hex.EncodeToString(pepper))
+	iface.RecordForAudit(hex.EncodeToString(pepper))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g.Serve(ctx) }()
@@ -237,7 +237,7 @@ func (e *env) key(client, agent string) Key {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	modelproxy.RecordForAudit(k.Token)
+	iface.RecordForAudit(k.Token)
 	e.tokens = append(e.tokens, k.Token)
 	return k
 }
