@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -124,7 +125,67 @@ func (a *app) deployCommand() *cobra.Command {
 			}
 		})
 	}
-	cmd.AddCommand(initCmd, planCmd, applyCmd, statusCmd, exportCmd, destroyCmd)
+	cmd.AddCommand(initCmd, planCmd, applyCmd, statusCmd, exportCmd, destroyCmd, a.deployAccessCommand(opts))
+	return cmd
+}
+
+// deployAccessCommand is fabric deploy access: keys of an access gateway,
+// through the supervisor.
+func (a *app) deployAccessCommand(opts func(string) deploy.Options) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "access",
+		Short: "Grant, list, revoke and rotate access gateway keys; settle a turn whose outcome is unknown",
+		Long: "Keys are per (client, agent), printed once by grant and rotate (-o json: {key_id, token, expires_at, url}) and stored only as a verifier. " +
+			"Every subcommand takes the document and --integration NAME (the access definition).",
+	}
+	var r deploy.AccessRequest
+	var ttl time.Duration
+	run := func(op string) func(*cobra.Command, []string) error {
+		return func(cmd *cobra.Command, args []string) error {
+			r.Op, r.TTL = op, ttl
+			out, err := deploy.Access(cmd.Context(), opts(args[0]), r)
+			if err != nil {
+				return a.deployFailure(err)
+			}
+			var v any
+			_ = json.Unmarshal(out, &v)
+			return a.writeJSON(v)
+		}
+	}
+	sub := func(use, short, op string, flags ...string) *cobra.Command {
+		c := &cobra.Command{Use: use, Short: short, Args: cobra.ExactArgs(1), RunE: run(op)}
+		c.Flags().StringVar(&r.Integration, "integration", "", "the access definition's name (or binding id)")
+		_ = c.MarkFlagRequired("integration")
+		for _, f := range flags {
+			switch f {
+			case "agent":
+				c.Flags().StringVar(&r.Agent, "agent", "", "the agent the key reaches")
+				_ = c.MarkFlagRequired("agent")
+			case "client":
+				c.Flags().StringVar(&r.Client, "client", "", "the client the key is for (one of the definition's clients)")
+				_ = c.MarkFlagRequired("client")
+			case "key":
+				c.Flags().StringVar(&r.KeyID, "key-id", "", "the key's id (from grant or list)")
+				_ = c.MarkFlagRequired("key-id")
+			case "ttl":
+				c.Flags().DurationVar(&ttl, "ttl", 0, "the key's life (default 720h)")
+			case "outcome":
+				c.Flags().StringVar(&r.ResponseID, "response-id", "", "the response whose outcome is unknown")
+				c.Flags().StringVar(&r.Outcome, "outcome", "", "what was observed: completed, failed or cancelled")
+				c.Flags().StringVar(&r.Evidence, "evidence", "", "what the operator observed (kept with the response)")
+				_ = c.MarkFlagRequired("response-id")
+				_ = c.MarkFlagRequired("outcome")
+			}
+		}
+		return c
+	}
+	cmd.AddCommand(
+		sub("grant FILE --integration NAME --agent A --client C [--ttl D]", "Issue a key for one client and one agent (the token is printed once)", supervisor.AccessGrant, "agent", "client", "ttl"),
+		sub("list FILE --integration NAME", "List keys (never their tokens)", supervisor.AccessList),
+		sub("revoke FILE --integration NAME --key-id K", "Revoke a key: its live streams end within a second", supervisor.AccessRevoke, "key"),
+		sub("rotate FILE --integration NAME --key-id K [--ttl D]", "Issue a successor key; the old one keeps working for a grace period", supervisor.AccessRotate, "key", "ttl"),
+		sub("reconcile FILE --integration NAME --response-id ID --outcome O [--evidence TEXT]", "Settle a turn whose outcome is unknown, with what was observed", supervisor.AccessReconcile, "outcome"),
+	)
 	return cmd
 }
 

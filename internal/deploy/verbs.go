@@ -481,3 +481,55 @@ func Init(name, path string) error {
 	}
 	return f.Close()
 }
+
+// AccessRequest is one key operation on an access gateway of the
+// deployment (fabric deploy access ...).
+type AccessRequest struct {
+	Op string
+	// Integration names the gateway: its definition's name (unique in the
+	// document) or its binding id (integration/<sandbox>/<name>, ...).
+	Integration string
+	Agent       string
+	Client      string
+	KeyID       string
+	TTL         time.Duration
+	ResponseID  string
+	Outcome     string
+	Evidence    string
+}
+
+// CodeNoSuchIntegration: the document attaches no access gateway by that
+// name (or the name is ambiguous).
+const CodeNoSuchIntegration = "no_such_integration"
+
+// Access runs one key operation through the supervisor and returns its
+// answer as JSON (a grant's token is in it once, never stored).
+func Access(ctx context.Context, o Options, r AccessRequest) (json.RawMessage, error) {
+	l, _, _, err := open(&o, false, false)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, b := range l.doc.Bindings() {
+		if b.Integration.Kind == contract.IntegrationAccess && (b.Name == r.Integration || b.ID == r.Integration) {
+			ids = append(ids, b.ID)
+		}
+	}
+	switch len(ids) {
+	case 0:
+		return nil, &Error{Code: CodeNoSuchIntegration, Message: fmt.Sprintf("the document attaches no access gateway named %q", r.Integration)}
+	case 1:
+	default:
+		return nil, &Error{Code: CodeNoSuchIntegration, Message: fmt.Sprintf("%q names several access gateways (%v): give the id", r.Integration, ids)}
+	}
+	p := supervisor.AccessPayload{Op: r.Op, Integration: ids[0], Agent: r.Agent, Client: r.Client, KeyID: r.KeyID,
+		TTLSeconds: r.TTL.Seconds(), ResponseID: r.ResponseID, Outcome: r.Outcome, Evidence: r.Evidence}
+	resp, err := call(ctx, socketOf(l), supervisor.ActionAccess, p, 30*time.Second)
+	if err != nil {
+		return nil, &Error{Code: CodeSupervisorUnreachable, Message: err.Error()}
+	}
+	if resp.Error != nil {
+		return nil, &Error{Code: resp.Error.Code, Message: resp.Error.Message}
+	}
+	return resp.Output, nil
+}

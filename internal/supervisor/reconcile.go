@@ -183,6 +183,7 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 	for _, j := range jobs {
 		res.Changes = append(res.Changes, j.change)
 	}
+	s.rebindGateways()
 
 	// Readiness: every agent that runs is checked at the ready level.
 	if timeout > 0 {

@@ -30,7 +30,8 @@ type serviceRun struct {
 	svc desired.Service
 	lifecycle
 
-	p *proc.Process
+	p       *proc.Process
+	gateway *gatewayRun
 }
 
 func (r *serviceRun) healthy() bool {
@@ -52,6 +53,11 @@ func (r *serviceRun) pid() int {
 func (r *serviceRun) url() string {
 	if m := r.svc.MCP; m != nil {
 		return fmt.Sprintf("http://127.0.0.1:%d%s", m.Port, m.EffectivePath())
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gateway != nil {
+		return r.gateway.gw.URL()
 	}
 	return ""
 }
@@ -85,6 +91,9 @@ func (s *Supervisor) startService(ctx context.Context, r *serviceRun) error {
 		}
 		s.watchService(r)
 		return nil
+	case desired.ServiceAccessGateway:
+		r.set(StateStarting, "", "")
+		return s.startGateway(ctx, r)
 	}
 	return fmt.Errorf("unknown service kind %q", r.svc.Kind)
 }
@@ -296,6 +305,8 @@ func (s *Supervisor) stopService(ctx context.Context, r *serviceRun) error {
 		if p != nil {
 			err = p.Stop(ctx)
 		}
+	case desired.ServiceAccessGateway:
+		err = s.stopGateway(ctx, r)
 	}
 	r.set(StateStopped, "", "")
 	return err

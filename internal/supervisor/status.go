@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/access"
 	"sort"
 
 	"github.com/fabric-runtime/fabric/internal/modelproxy"
@@ -101,6 +102,9 @@ type ServiceStatus struct {
 	// Generation is the definition's digest.
 	Generation string  `json:"generation"`
 	Events     []Event `json:"events"`
+	// Access is an access gateway's own status: grants (never a
+	// secret), live turns, store health.
+	Access *access.Status `json:"access,omitempty"`
 }
 
 // Status reports the supervisor and every resource it owns.
@@ -165,7 +169,12 @@ func (s *Supervisor) Status() Status {
 		if r.p != nil {
 			ss.Pid = r.p.Pid()
 		}
+		gw := r.gateway
 		r.mu.Unlock()
+		if gw != nil {
+			as := gw.gw.Status()
+			ss.Access = &as
+		}
 		ss.URL = r.url()
 		st.Services = append(st.Services, ss)
 	}

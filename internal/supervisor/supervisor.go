@@ -81,7 +81,8 @@ type Supervisor struct {
 	proxy     *modelproxy.Proxy
 	proxyEnd  chan error
 	proxyStop context.CancelFunc
-	restored  []string // what a restart from the journal could not bring back
+	restored  []string    // what a restart from the journal could not bring back
+	turns     turnRecords // the turns run for access gateways, by request id
 	ctx       context.Context
 	wg        sync.WaitGroup // watchers and the proxy
 }
@@ -190,8 +191,10 @@ func (s *Supervisor) Deploy(ctx context.Context, req *agentctl.Request) *agentct
 		out = s.Status()
 	case ActionDestroy:
 		out, aerr = s.destroy(ctx, req)
+	case ActionAccess:
+		out, aerr = s.accessOp(ctx, req)
 	default:
-		aerr = &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "action", Message: fmt.Sprintf("action: must be %s, %s or %s, got %q", ActionApply, ActionStatus, ActionDestroy, req.Action)}
+		aerr = &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "action", Message: fmt.Sprintf("action: must be %s, %s, %s or %s, got %q", ActionApply, ActionStatus, ActionDestroy, ActionAccess, req.Action)}
 	}
 	if aerr != nil {
 		return agentctl.Failed(req, aerr, out)
@@ -279,6 +282,17 @@ func (s *Supervisor) destroy(ctx context.Context, _ *agentctl.Request) (any, *ag
 		}
 	}
 	res.Removed = append(res.Removed, s.stopServices(ctx, nil)...)
+	// The access gateways' stores: every key is revoked with them (a later
+	// deployment in this state dir starts with none), and their response
+	// history goes too.
+	accessDir := filepath.Join(s.opts.StateDir, "access")
+	if _, err := os.Stat(accessDir); err == nil {
+		if err := os.RemoveAll(accessDir); err != nil {
+			res.Failed = append(res.Failed, "access stores: "+err.Error())
+		} else {
+			res.Removed = append(res.Removed, "access stores (every key revoked, response history deleted)")
+		}
+	}
 	if st != nil {
 		for _, a := range st.Agents {
 			if ws := workspaceOf(a); ws != "" {

@@ -1,0 +1,348 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/access"
+	"github.com/fabric-runtime/fabric/internal/agentctl"
+	"github.com/fabric-runtime/fabric/internal/deploy/desired"
+)
+
+// ActionAccess manages an access gateway's keys (AccessPayload).
+const ActionAccess = "access"
+
+// Access operations of an AccessPayload.
+const (
+	AccessGrant     = "grant"
+	AccessList      = "list"
+	AccessRevoke    = "revoke"
+	AccessRotate    = "rotate"
+	AccessReconcile = "reconcile"
+)
+
+// CodeNoSuchIntegration: the access request names no access gateway of
+// the deployment.
+const CodeNoSuchIntegration = "no_such_integration"
+
+// AccessPayload is the payload of an access request.
+type AccessPayload struct {
+	Op string `json:"op"`
+	// Integration is the gateway's binding id (integration/<name>, ...).
+	Integration string  `json:"integration"`
+	Agent       string  `json:"agent,omitempty"`
+	Client      string  `json:"client,omitempty"`
+	KeyID       string  `json:"key_id,omitempty"`
+	TTLSeconds  float64 `json:"ttl_seconds,omitempty"`
+	ResponseID  string  `json:"response_id,omitempty"`
+	Outcome     string  `json:"outcome,omitempty"`
+	Evidence    string  `json:"evidence,omitempty"`
+}
+
+// defaultKeyTTL is a key's life when grant names none.
+const defaultKeyTTL = 30 * 24 * time.Hour
+
+// gatewayRun is the running part of an access gateway service.
+type gatewayRun struct {
+	gw   *access.Gateway
+	stop context.CancelFunc
+	done chan error
+}
+
+// bindings are what a gateway serves: each attached agent with its
+// generation and the definition's policies.
+func (s *Supervisor) bindings(svc desired.Service) []access.Binding {
+	a := svc.Access
+	s.mu.Lock()
+	st := s.state
+	s.mu.Unlock()
+	idem := a.Idempotency
+	if idem == "" {
+		// The official SDKs never send Idempotency-Key: optional is what
+		// works with them out of the box (their retries are still matched).
+		idem = contract.AccessIdempotencyOptional
+	}
+	var out []access.Binding
+	for _, name := range svc.Agents {
+		gen := ""
+		if st != nil {
+			if ag := st.Agent(name); ag != nil {
+				gen = ag.Generation
+			}
+		}
+		out = append(out, access.Binding{Agent: name, Generation: gen, Idempotency: idem,
+			OnDisconnect: a.OnDisconnect, OnRevoke: a.OnRevoke, RetentionSeconds: a.RetentionSeconds})
+	}
+	return out
+}
+
+func (s *Supervisor) startGateway(ctx context.Context, r *serviceRun) error {
+	a := r.svc.Access
+	store := filepath.Join(s.opts.StateDir, "access", safeName(r.svc.ID))
+	if err := os.MkdirAll(store, 0o700); err != nil {
+		return err
+	}
+	listen := a.Listen
+	if listen == "" {
+		listen = contract.DefaultAccessListen
+	}
+	opts := access.Options{Name: r.svc.Name, Listen: listen, StoreDir: store, Clients: a.Clients,
+		Bindings: s.bindings(r.svc), Dispatcher: s, Logger: s.log.With("component", "access", "integration", r.svc.ID)}
+	if a.TLS != nil {
+		opts.TLSCert, opts.TLSKey = resolve(r.svc.BaseDir, a.TLS.Cert), resolve(r.svc.BaseDir, a.TLS.Key)
+	}
+	gw, err := access.New(ctx, opts)
+	if err != nil {
+		r.set(StateFailed, "start_failed", "see the supervisor log, then run fabric deploy apply")
+		r.event("start_failed", err.Error(), "")
+		return err
+	}
+	gctx, stop := context.WithCancel(context.Background())
+	run := &gatewayRun{gw: gw, stop: stop, done: make(chan error, 1)}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		run.done <- gw.Serve(gctx)
+	}()
+	r.mu.Lock()
+	r.gateway = run
+	r.state, r.reason, r.action = StateRunning, "", ""
+	r.mu.Unlock()
+	r.event("started", "serving at "+gw.URL(), "")
+	return nil
+}
+
+func resolve(base, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(base, p)
+}
+
+func (s *Supervisor) stopGateway(ctx context.Context, r *serviceRun) error {
+	r.mu.Lock()
+	run := r.gateway
+	r.gateway = nil
+	r.mu.Unlock()
+	if run == nil {
+		return nil
+	}
+	run.stop()
+	err := <-run.done
+	if cerr := run.gw.Close(ctx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// rebindGateways gives every gateway its current agents and their
+// generations (after agents were reconciled).
+func (s *Supervisor) rebindGateways() {
+	s.mu.Lock()
+	var runs []*serviceRun
+	for _, r := range s.services {
+		if r.svc.Kind == desired.ServiceAccessGateway {
+			runs = append(runs, r)
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
+		r.mu.Lock()
+		run, svc := r.gateway, r.svc
+		r.mu.Unlock()
+		if run != nil {
+			if err := run.gw.SetBindings(s.bindings(svc)); err != nil {
+				s.log.Error("cannot re-bind the access gateway", "integration", svc.ID, "error", err)
+			}
+			run.gw.SetClients(svc.Access.Clients)
+		}
+	}
+}
+
+func (s *Supervisor) gatewayOf(id string) (*access.Gateway, *agentctl.Error) {
+	s.mu.Lock()
+	r := s.services[id]
+	s.mu.Unlock()
+	if r == nil || r.svc.Kind != desired.ServiceAccessGateway {
+		return nil, &agentctl.Error{Code: CodeNoSuchIntegration, Field: "payload.integration", Message: fmt.Sprintf("the deployment has no access gateway %q attached to any agent", id)}
+	}
+	r.mu.Lock()
+	run := r.gateway
+	r.mu.Unlock()
+	if run == nil {
+		return nil, &agentctl.Error{Code: CodeNoSuchIntegration, Field: "payload.integration", Message: fmt.Sprintf("access gateway %s is not running (%s)", id, r.stateNow())}
+	}
+	return run.gw, nil
+}
+
+// accessOp answers an access request.
+func (s *Supervisor) accessOp(_ context.Context, req *agentctl.Request) (any, *agentctl.Error) {
+	var p AccessPayload
+	if err := decodeStrict(req.Payload, &p); err != nil {
+		return nil, &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "payload", Message: "payload: " + err.Error()}
+	}
+	gw, aerr := s.gatewayOf(p.Integration)
+	if aerr != nil {
+		return nil, aerr
+	}
+	ttl := defaultKeyTTL
+	if p.TTLSeconds > 0 {
+		ttl = seconds(p.TTLSeconds)
+	}
+	fail := func(err error) *agentctl.Error {
+		return &agentctl.Error{Code: "access_failed", Message: err.Error()}
+	}
+	switch p.Op {
+	case AccessGrant:
+		k, err := gw.Grant(p.Client, p.Agent, ttl)
+		if err != nil {
+			return nil, fail(err)
+		}
+		return k, nil
+	case AccessList:
+		return gw.List(), nil
+	case AccessRevoke:
+		if err := gw.Revoke(p.KeyID); err != nil {
+			return nil, fail(err)
+		}
+		return map[string]string{"key_id": p.KeyID, "status": "revoked"}, nil
+	case AccessRotate:
+		k, err := gw.Rotate(p.KeyID, ttl)
+		if err != nil {
+			return nil, fail(err)
+		}
+		return k, nil
+	case AccessReconcile:
+		if err := gw.Reconcile(p.ResponseID, p.Outcome, p.Evidence); err != nil {
+			return nil, fail(err)
+		}
+		return map[string]string{"response_id": p.ResponseID, "outcome": p.Outcome}, nil
+	}
+	return nil, &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "payload.op", Message: "payload.op: must be grant, list, revoke, rotate or reconcile"}
+}
+
+// turnRecords is the supervisor's own record of turns it ran for the
+// gateways, by request id: what a gateway that lost its acknowledgement
+// (it crashed between admission and the answer) adopts, instead of ever
+// sending a turn again. It lives in the supervisor's memory: a supervisor
+// restart loses it, and such turns stay outcome_unknown.
+type turnRecords struct {
+	mu    sync.Mutex
+	turns map[string]*turnRecord // agent + "\x00" + request id
+	order []string
+}
+
+type turnRecord struct {
+	running bool
+	res     *contract.RunResult
+}
+
+const maxTurnRecords = 4096
+
+func (t *turnRecords) begin(agent, id string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.turns == nil {
+		t.turns = map[string]*turnRecord{}
+	}
+	k := agent + "\x00" + id
+	t.turns[k] = &turnRecord{running: true}
+	t.order = append(t.order, k)
+	for len(t.order) > maxTurnRecords {
+		delete(t.turns, t.order[0])
+		t.order = t.order[1:]
+	}
+}
+
+func (t *turnRecords) end(agent, id string, res *contract.RunResult) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r := t.turns[agent+"\x00"+id]; r != nil {
+		r.running, r.res = false, res
+	}
+}
+
+func (t *turnRecords) get(agent, id string) (*turnRecord, bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	r, ok := t.turns[agent+"\x00"+id]
+	if !ok {
+		return nil, false
+	}
+	c := *r
+	return &c, true
+}
+
+// Invoke runs one turn for a gateway (access.Dispatcher).
+func (s *Supervisor) Invoke(ctx context.Context, agent string, req contract.RunRequest, events func(contract.FabricEvent)) (*contract.RunResult, error) {
+	s.mu.Lock()
+	a := s.agents[agent]
+	s.mu.Unlock()
+	if a == nil {
+		return nil, access.ErrUnavailable
+	}
+	a.mu.Lock()
+	rt := a.rt
+	a.mu.Unlock()
+	if rt == nil {
+		return nil, access.ErrUnavailable
+	}
+	if req.RequestID != "" {
+		s.turns.begin(agent, req.RequestID)
+	}
+	res, err := rt.InvokeRequest(ctx, req, events)
+	if err != nil {
+		if info := fabric.ErrorInfo(err); info != nil && info.Code == agentctl.CodeRuntimeBusy {
+			err = errors.Join(access.ErrBusy, err)
+		}
+		if req.RequestID != "" {
+			s.turns.end(agent, req.RequestID, nil)
+		}
+		return nil, err
+	}
+	if req.RequestID != "" {
+		s.turns.end(agent, req.RequestID, res)
+	}
+	return res, nil
+}
+
+// Agent reports a deployed agent for a gateway (access.Dispatcher).
+func (s *Supervisor) Agent(_ context.Context, agent string) (access.AgentInfo, error) {
+	s.mu.Lock()
+	a := s.agents[agent]
+	s.mu.Unlock()
+	if a == nil {
+		return access.AgentInfo{}, access.ErrUnavailable
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	info := access.AgentInfo{Generation: a.spec.Generation}
+	if a.rt != nil {
+		info.RuntimeID = a.rt.ID()
+		info.Health = contract.OutcomeUnknown
+		if a.health != nil {
+			info.Health = a.health.Outcome
+		}
+	}
+	return info, nil
+}
+
+// Lookup returns the supervisor's record of a turn (access.Dispatcher).
+func (s *Supervisor) Lookup(_ context.Context, agent, requestID string) (*contract.RunResult, bool, bool, error) {
+	r, ok := s.turns.get(agent, requestID)
+	if !ok {
+		return nil, false, false, nil
+	}
+	if r.res == nil && !r.running {
+		// It ended without a result: its outcome is not known here either.
+		return nil, false, false, nil
+	}
+	return r.res, r.running, true, nil
+}
