@@ -1,6 +1,7 @@
 package access
 
 import (
+	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -605,5 +606,18 @@ func TestTokens(t *testing.T) {
 		if _, _, ok := parseToken(string(b)); ok && i != len(tokenPrefix)+keyIDLen {
 			t.Fatalf("checksum missed a change at %d", i)
 		}
+	}
+}
+
+func TestExpiredLogReplay(t *testing.T) {
+	resp := &responseObject{ID: "resp_y", Object: "response", Status: statusCompleted, Output: []map[string]any{{"id": "msg_1", "type": "message"}}}
+	snap, _ := json.Marshal(resp)
+	tt, err := storedTurn(&record{id: "resp_y", snapshot: snap}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, final, _ := tt.since(0)
+	if !final || !tt.expired || len(evs) != 2 || evs[0].typ != "response.created" || evs[1].typ != "response.completed" {
+		t.Fatalf("synthesized %v final=%v", evs, final)
 	}
 }

@@ -66,8 +66,20 @@ func storedTurn(rec *record, evs []storedEvent) (*turn, error) {
 	for _, e := range evs {
 		t.events = append(t.events, event{typ: e.typ, data: e.data})
 	}
+	if t.expired = len(evs) == 0; t.expired {
+		// The resume window dropped the log: a replay of the same key gets
+		// the creation and the terminal event of the stored snapshot.
+		start := resp.clone()
+		start.Status, start.Error, start.Usage, start.Output = statusInProgress, nil, nil, []map[string]any{}
+		tr := newTranslator(start, func(e event) { t.events = append(t.events, e) })
+		tr.created()
+		typ := map[string]string{statusCompleted: "response.completed", statusCancelled: "response.incomplete"}[resp.Status]
+		if typ == "" {
+			typ = "response.failed"
+		}
+		tr.send(typ, map[string]any{"response": resp.clone()})
+	}
 	t.visible = len(t.events)
-	t.expired = len(evs) == 0
 	close(t.done)
 	return t, nil
 }
