@@ -36,6 +36,7 @@ PATH="$node24:$PATH" install "$here/acp"
 PATH="$node24:$PATH" install "$here/pi"
 PATH="$node24:$PATH" install "$here/opencode"
 PATH="$node24:$PATH" install "$here/mcp"
+PATH="$node24:$PATH" install "$here/clients"
 
 if [[ ${1:-} == --print-path ]]; then
   echo "$here/mcp/node_modules/.bin:$here/acp/node_modules/.bin:$here/pi/node_modules/.bin:$here/opencode/node_modules/.bin:$here/node_modules/.bin:$here/node24/node_modules/.bin:$node24"
