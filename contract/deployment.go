@@ -165,6 +165,32 @@ type DeployedAgent struct {
 	// Integrations are defined for, and attached to, this agent only.
 	Integrations map[string]Integration `json:"integrations,omitempty"`
 	Restart      *RestartPolicy         `json:"restart,omitempty"`
+	// Start is always (default: apply starts the agent) or on_demand (the
+	// supervisor starts it when an access gateway request arrives).
+	Start string `json:"start,omitempty"`
+	// IdleStopSeconds stops an on_demand agent after this long without a
+	// turn (0: never).
+	IdleStopSeconds int `json:"idle_stop_seconds,omitempty"`
+}
+
+// Agent start modes.
+const (
+	StartAlways   = "always"
+	StartOnDemand = "on_demand"
+)
+
+// ValidateStart checks start and idle_stop_seconds.
+func (a *DeployedAgent) ValidateStart() []DeploymentIssue {
+	var is issues
+	if a.Start != "" && a.Start != StartAlways && a.Start != StartOnDemand {
+		is.add("start", IssueInvalidValue, "start must be %s or %s", StartAlways, StartOnDemand)
+	}
+	if a.IdleStopSeconds < 0 {
+		is.add("idle_stop_seconds", IssueInvalidValue, "idle_stop_seconds must not be negative")
+	} else if a.IdleStopSeconds > 0 && a.Start != StartOnDemand {
+		is.add("idle_stop_seconds", IssueInvalidValue, "idle_stop_seconds is for start: on_demand agents")
+	}
+	return is
 }
 
 // RestartPolicy says whether a supervised process that exits is started
@@ -744,6 +770,8 @@ func (DeployedAgent) JSONSchemaExtend(s *jsonschema.Schema) {
 	prop(s, "integrationRefs").UniqueItems = true
 	integrationNames(s)
 	s.OneOf = []*jsonschema.Schema{{Required: []string{"config"}}, {Required: []string{"fabric"}}}
+	prop(s, "start").Enum = []any{StartAlways, StartOnDemand}
+	prop(s, "idle_stop_seconds").Minimum = json.Number("0")
 }
 
 // JSONSchemaExtend constrains the policy and its backoff.

@@ -24,6 +24,9 @@ import (
 var (
 	ErrBusy        = errors.New("access: another turn runs on the agent's runtime")
 	ErrUnavailable = errors.New("access: the agent has no runtime")
+	// ErrStartFailed: the agent is started on demand and its start failed;
+	// the turn was not run (the error says why).
+	ErrStartFailed = errors.New("access: the agent's runtime did not start")
 )
 
 // Dispatcher is what the gateway needs from the supervisor (defined here,
@@ -50,6 +53,13 @@ type AgentInfo struct {
 	Generation string
 	RuntimeID  string
 	Health     string // passed, failed, unknown; "" when not running
+	// OnDemand: the agent has no runtime yet and Invoke starts one (start:
+	// on_demand); a turn is admitted and waits for the start.
+	OnDemand bool
+	// Epoch names the agent's conversation: it changes whenever a new
+	// runtime takes over (and, for an on_demand agent without a runtime,
+	// is the one its next start will have). Empty: the runtime id is used.
+	Epoch string
 }
 
 // Binding values.

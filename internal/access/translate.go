@@ -35,6 +35,7 @@ const (
 	codeOutcomeUnknown   = "outcome_unknown"
 	codeAgentBusy        = "agent_busy"
 	codeAgentUnavailable = "agent_unavailable"
+	codeAgentStartFailed = "agent_start_failed"
 	msgOutcomeUnknown    = "The turn may or may not have run; it will not be re-sent."
 )
 

@@ -221,10 +221,15 @@ func (g *Gateway) admit(ctx context.Context, p *principal, req *createRequest, k
 			message: "a turn is running on this agent; cancel it or wait for it to end"}
 	}
 	info, ready, err := g.agentReady(ctx, p.b)
-	if err != nil || info.RuntimeID == "" || info.Generation != p.b.Generation || (!ready && info.Health != "unknown") {
+	starting := info.RuntimeID == "" && info.OnDemand
+	if err != nil || (info.RuntimeID == "" && !starting) || info.Generation != p.b.Generation || (!starting && !ready && info.Health != "unknown") {
 		return nil, false, &apiError{status: 503, typ: "server_error", code: "agent_unavailable", message: "the agent is not ready; nothing was run", retry: true, retryAfter: time.Second}
 	}
-	conv := "conv_" + scoped(g.pepper, "conv", p.g.agent, info.RuntimeID)[:32]
+	epoch := info.Epoch
+	if epoch == "" {
+		epoch = info.RuntimeID
+	}
+	conv := "conv_" + scoped(g.pepper, "conv", p.g.agent, epoch)[:32]
 	if e := g.continuityLocked(ctx, p, req, conv); e != nil {
 		return nil, false, e
 	}
@@ -355,6 +360,8 @@ func (g *Gateway) dispatch(t *turn, input string) {
 		o = outcomeOf(res)
 	case errors.Is(err, ErrBusy):
 		o = outcome{status: statusFailed, err: &respError{Code: codeAgentBusy, Message: "another turn ran on the agent's runtime; this one was not run"}}
+	case errors.Is(err, ErrStartFailed):
+		o = outcome{status: statusFailed, err: &respError{Code: codeAgentStartFailed, Message: err.Error() + "; this turn was not run"}}
 	case errors.Is(err, ErrUnavailable):
 		o = outcome{status: statusFailed, err: &respError{Code: codeAgentUnavailable, Message: "the agent had no runtime; this turn was not run"}}
 	default:

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -110,6 +111,9 @@ func (w *world) deploy(want int, out any, verb, file string, args ...string) []b
 		w.t.Fatalf("fabric deploy %s exited %d, want %d\nstdout: %s\nstderr: %s", verb, code, want, o, e)
 	}
 	if out != nil {
+		// Decode into a zero value: fields the output omits must not keep
+		// what an earlier call left in a reused variable.
+		reflect.ValueOf(out).Elem().SetZero()
 		if err := json.Unmarshal(o, out); err != nil {
 			w.t.Fatalf("fabric deploy %s: %v\n%s", verb, err, o)
 		}
@@ -122,6 +126,7 @@ func (w *world) ctl(socket string, out any, args ...string) int {
 	w.t.Helper()
 	o, e, code := w.run(3*time.Minute, "fabric-agent-ctl", append([]string{"--socket", socket}, args...)...)
 	if out != nil {
+		reflect.ValueOf(out).Elem().SetZero()
 		if err := json.Unmarshal(o, out); err != nil {
 			w.t.Fatalf("fabric-agent-ctl %v: %v\nstdout: %s\nstderr: %s", args, err, o, e)
 		}

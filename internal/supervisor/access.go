@@ -288,12 +288,11 @@ func (s *Supervisor) Invoke(ctx context.Context, agent string, req contract.RunR
 	if a == nil {
 		return nil, access.ErrUnavailable
 	}
-	a.mu.Lock()
-	rt := a.rt
-	a.mu.Unlock()
-	if rt == nil {
-		return nil, access.ErrUnavailable
+	rt, err := s.runtimeFor(ctx, a)
+	if err != nil {
+		return nil, err
 	}
+	defer s.turnEnded(a)
 	if req.RequestID != "" {
 		s.turns.begin(agent, req.RequestID)
 	}
@@ -323,13 +322,16 @@ func (s *Supervisor) Agent(_ context.Context, agent string) (access.AgentInfo, e
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	info := access.AgentInfo{Generation: a.spec.Generation}
+	info := access.AgentInfo{Generation: a.spec.Generation, Epoch: fmt.Sprintf("%s#%d", a.spec.Generation, a.starts)}
 	if a.rt != nil {
 		info.RuntimeID = a.rt.ID()
 		info.Health = contract.OutcomeUnknown
 		if a.health != nil {
 			info.Health = a.health.Outcome
 		}
+	} else if a.spec.Start == contract.StartOnDemand && a.state != StateBlocked {
+		info.OnDemand = true
+		info.Epoch = fmt.Sprintf("%s#%d", a.spec.Generation, a.starts+1)
 	}
 	return info, nil
 }
@@ -345,4 +347,75 @@ func (s *Supervisor) Lookup(_ context.Context, agent, requestID string) (*contra
 		return nil, false, false, nil
 	}
 	return r.res, r.running, true, nil
+}
+
+// onDemandStart bounds the start of an on_demand agent for a request (the
+// lease the queued request holds).
+const onDemandStart = 2 * time.Minute
+
+// runtimeFor returns the agent's runtime for a turn, starting it when the
+// agent is start: on_demand and has none (one start however many requests
+// arrive at once), and counts the turn in flight.
+func (s *Supervisor) runtimeFor(ctx context.Context, a *agentRun) (*fabric.Runtime, error) {
+	a.startMu.Lock()
+	defer a.startMu.Unlock()
+	a.mu.Lock()
+	rt, state := a.rt, a.state
+	a.mu.Unlock()
+	if rt == nil && a.spec.Start == contract.StartOnDemand && (state == StateOnDemand || state == StateFailed || state == StateStopped) {
+		sctx, cancel := context.WithTimeout(ctx, onDemandStart)
+		err := s.start(sctx, a)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", access.ErrStartFailed, err)
+		}
+		a.event("started_on_demand", "started for a request", a.runtimeID())
+		a.mu.Lock()
+		rt = a.rt
+		a.mu.Unlock()
+	}
+	if rt == nil {
+		return nil, access.ErrUnavailable
+	}
+	a.mu.Lock()
+	a.turns++
+	if a.idle != nil {
+		a.idle.Stop()
+		a.idle = nil
+	}
+	a.mu.Unlock()
+	return rt, nil
+}
+
+// turnEnded arms an on_demand agent's idle stop once no turn is left.
+func (s *Supervisor) turnEnded(a *agentRun) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.turns--
+	if a.turns > 0 || a.spec.IdleStopSeconds <= 0 || a.rt == nil {
+		return
+	}
+	a.idle = time.AfterFunc(time.Duration(a.spec.IdleStopSeconds)*time.Second, func() { s.idleStop(a) })
+}
+
+// idleStop stops an on_demand agent that had no turn for its idle time;
+// the next request starts a new runtime (its in-memory conversation is
+// lost, as the document says).
+func (s *Supervisor) idleStop(a *agentRun) {
+	a.startMu.Lock()
+	defer a.startMu.Unlock()
+	a.mu.Lock()
+	busy, rt := a.turns > 0, a.rt
+	a.idle = nil
+	a.mu.Unlock()
+	if busy || rt == nil || s.srv.Stopping() {
+		return
+	}
+	a.halt()
+	a.mu.Lock()
+	a.rt = nil
+	a.mu.Unlock()
+	_, _ = s.srv.StopRuntime(context.Background(), a.spec.Name, rt.ID())
+	a.set(StateOnDemand, "", "")
+	a.event("idle_stopped", fmt.Sprintf("no turn for %d s", a.spec.IdleStopSeconds), rt.ID())
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
@@ -21,6 +22,9 @@ const (
 	StateFailed     = "failed"  // exited and not restarted (policy never, or max reached), or a start failed
 	StateBlocked    = "blocked" // cannot start until an operator acts (Reason, Action say what)
 	StateStopped    = "stopped"
+	// StateOnDemand: a start: on_demand agent with no runtime; the next
+	// access gateway request starts one.
+	StateOnDemand = "on_demand"
 )
 
 // brokeredKeyEnv carries an agent's placeholder for its brokered model
@@ -48,6 +52,15 @@ type agentRun struct {
 	rt        *fabric.Runtime
 	health    *contract.CheckReport
 	placeheld string // the route this agent holds a placeholder on
+
+	// On-demand agents: startMu makes one start of concurrent requests;
+	// turns counts turns in flight; idle stops the runtime when it fires.
+	startMu sync.Mutex
+	turns   int
+	idle    *time.Timer
+	// starts counts runtimes started for the agent: the conversation epoch
+	// access gateways see.
+	starts int
 }
 
 func (a *agentRun) running() bool {
@@ -181,6 +194,7 @@ func (s *Supervisor) startOnce(ctx context.Context, a *agentRun) error {
 	}
 	a.mu.Lock()
 	a.rt, a.state, a.reason, a.action, a.health = rt, StateRunning, "", "", nil
+	a.starts++
 	a.mu.Unlock()
 	a.event("runtime_started", "runtime started", rt.ID())
 	return nil
@@ -325,6 +339,10 @@ func backoff(p contract.RestartPolicy, n int) time.Duration {
 func (s *Supervisor) stopAgent(ctx context.Context, a *agentRun) error {
 	a.halt()
 	a.mu.Lock()
+	if a.idle != nil {
+		a.idle.Stop()
+		a.idle = nil
+	}
 	rt, route := a.rt, a.placeheld
 	a.rt, a.placeheld = nil, ""
 	a.mu.Unlock()

@@ -140,8 +140,8 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 		cur := s.agents[spec.Name]
 		s.mu.Unlock()
 		res0 := "agent/" + spec.Name
-		if cur != nil && cur.spec.Generation == spec.Generation && cur.running() {
-			res.Changes = append(res.Changes, Change{Resource: res0, Action: ActionNoop, Reason: "unchanged and running"})
+		if cur != nil && cur.spec.Generation == spec.Generation && (cur.running() || cur.stateNow() == StateOnDemand) {
+			res.Changes = append(res.Changes, Change{Resource: res0, Action: ActionNoop, Reason: "unchanged and " + cur.stateNow()})
 			continue
 		}
 		ch := Change{Resource: res0, Action: ActionCreate, Reason: "declared"}
@@ -174,6 +174,11 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
+			if jobs[i].a.spec.Start == contract.StartOnDemand {
+				jobs[i].a.set(StateOnDemand, "", "")
+				jobs[i].change.Reason += "; started by its first request (start: on_demand)"
+				return
+			}
 			if err := s.start(ctx, jobs[i].a); err != nil {
 				jobs[i].change.Reason += "; failed: " + err.Error()
 			}
@@ -213,7 +218,7 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 	s.mu.Lock()
 	for _, a := range s.agents {
 		a.mu.Lock()
-		ok := a.state == StateRunning && (a.health == nil || a.health.Outcome != contract.OutcomeFailed)
+		ok := (a.state == StateRunning && (a.health == nil || a.health.Outcome != contract.OutcomeFailed)) || a.state == StateOnDemand
 		if !ok {
 			res.Outcome = OutcomeDegraded
 			if a.action != "" {

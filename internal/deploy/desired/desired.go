@@ -60,6 +60,10 @@ type Agent struct {
 	Inference *Inference `json:"inference,omitempty"`
 	// Attachments are the binding ids the agent attaches, sorted.
 	Attachments []string `json:"attachments"`
+	// Start is always or on_demand; IdleStopSeconds stops an on_demand
+	// agent after that long without a turn.
+	Start           string `json:"start,omitempty"`
+	IdleStopSeconds int    `json:"idle_stop_seconds,omitempty"`
 	// Generation is the digest of everything above: an agent whose
 	// generation is unchanged is not restarted by apply.
 	Generation string `json:"generation"`
@@ -170,6 +174,10 @@ func agent(doc *document.Document, ref document.AgentRef, load Loader) (Agent, e
 	cfg.Metadata.Name = ref.Agent.Name
 	a := Agent{Name: ref.Agent.Name, Sandbox: ref.Sandbox, BaseDir: base, Source: src, Attachments: []string{}}
 	a.Restart = ref.Agent.Restart.Effective()
+	a.Start, a.IdleStopSeconds = ref.Agent.Start, ref.Agent.IdleStopSeconds
+	if a.Start == contract.StartAlways {
+		a.Start = ""
+	}
 	var inside []string // attachments that change what the agent runs
 	for _, b := range doc.Attachments(ref.Agent.Name) {
 		a.Attachments = append(a.Attachments, b.ID)
@@ -216,7 +224,9 @@ func agent(doc *document.Document, ref document.AgentRef, load Loader) (Agent, e
 		Restart     contract.RestartPolicy
 		Inference   *Inference
 		Attachments []string
-	}{a.Config, a.BaseDir, a.Restart, a.Inference, inside})
+		Start       string
+		IdleStop    int
+	}{a.Config, a.BaseDir, a.Restart, a.Inference, inside, a.Start, a.IdleStopSeconds})
 	return a, nil
 }
 

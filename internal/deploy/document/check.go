@@ -61,6 +61,7 @@ func (c *checker) agent(i, j int, agentLine map[string]int, enclosing ...scope) 
 	if a.Restart != nil {
 		c.issues(p+".restart", a.Restart.Validate)
 	}
+	c.issues(p, a.ValidateStart)
 	own := scope{label: fmt.Sprintf("agent %q", a.Name), defs: a.Integrations, path: p + ".integrations"}
 	c.definitions(own, enclosing...)
 	first := map[string]int{}

@@ -205,6 +205,12 @@ spec:
     b: {kind: access, clients: [web], idempotency: sometimes}
   sandboxes: []
 `, []string{"8 spec.integrations.a.tls missing_field", "8 spec.integrations.a.clients[1] invalid_value", "9 spec.integrations.b.idempotency invalid_value"}},
+		{"start modes", head + `  sandboxes:
+    - name: main
+      agents:
+        - {name: a, config: a.yaml, start: sometimes}
+        - {name: b, config: b.yaml, idle_stop_seconds: 30}
+`, []string{"10 spec.sandboxes[0].agents[0].start invalid_value", "11 spec.sandboxes[0].agents[1].idle_stop_seconds invalid_value"}},
 		{"duplicate names", head + `  sandboxes:
     - name: main
       agents:
