@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/rogpeppe/go-internal/renameio"
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
@@ -93,16 +98,33 @@ func (s *Supervisor) startGateway(ctx context.Context, r *serviceRun) error {
 	if listen == "" {
 		listen = contract.DefaultAccessListen
 	}
+	// A declared port 0 is chosen once and kept: clients reconnect to the
+	// same address after the supervisor (and so the gateway) restarts.
+	addrFile := filepath.Join(store, "listen.addr")
+	declared := listen
+	if _, port, err := net.SplitHostPort(listen); err == nil && port == "0" {
+		if b, err := os.ReadFile(addrFile); err == nil {
+			listen = strings.TrimSpace(string(b))
+		}
+	}
 	opts := access.Options{Name: r.svc.Name, Listen: listen, StoreDir: store, Clients: a.Clients,
 		Bindings: s.bindings(r.svc), Dispatcher: s, Logger: s.log.With("component", "access", "integration", r.svc.ID)}
 	if a.TLS != nil {
 		opts.TLSCert, opts.TLSKey = resolve(r.svc.BaseDir, a.TLS.Cert), resolve(r.svc.BaseDir, a.TLS.Key)
 	}
 	gw, err := access.New(ctx, opts)
+	if err != nil && opts.Listen != declared {
+		// The kept port is taken now: take a new one (status shows it).
+		opts.Listen = declared
+		gw, err = access.New(ctx, opts)
+	}
 	if err != nil {
 		r.set(StateFailed, "start_failed", "see the supervisor log, then run fabric deploy apply")
 		r.event("start_failed", err.Error(), "")
 		return err
+	}
+	if u, err := url.Parse(gw.URL()); err == nil {
+		_ = renameio.WriteFile(addrFile, []byte(u.Host+"\n"))
 	}
 	gctx, stop := context.WithCancel(context.Background())
 	run := &gatewayRun{gw: gw, stop: stop, done: make(chan error, 1)}
@@ -296,9 +318,10 @@ func (s *Supervisor) Invoke(ctx context.Context, agent string, req contract.RunR
 	if req.RequestID != "" {
 		s.turns.begin(agent, req.RequestID)
 	}
-	res, err := rt.InvokeRequest(ctx, req, events)
+	res, err := s.srv.InvokeRuntime(ctx, agent, rt.ID(), req, events)
 	if err != nil {
-		if info := fabric.ErrorInfo(err); info != nil && info.Code == agentctl.CodeRuntimeBusy {
+		var ae *agentctl.Error
+		if info := fabric.ErrorInfo(err); (info != nil && info.Code == agentctl.CodeRuntimeBusy) || (errors.As(err, &ae) && ae.Code == agentctl.CodeRuntimeBusy) {
 			err = errors.Join(access.ErrBusy, err)
 		}
 		if req.RequestID != "" {

@@ -196,6 +196,26 @@ func (s *Server) Invocations(agent, id string) int64 {
 	return 0
 }
 
+// InvokeRuntime runs one turn on an owned runtime for another front door
+// (an access gateway) exactly as the invoke operation does: one at a
+// time per runtime (a second gets *agentctl.Error runtime_busy), counted,
+// shown busy by status and check.
+func (s *Server) InvokeRuntime(ctx context.Context, agent, id string, req contract.RunRequest, events func(contract.FabricEvent)) (*contract.RunResult, error) {
+	e := s.lookup(agent, id)
+	if e == nil {
+		return nil, notFound(&agentctl.Request{Agent: agent, RuntimeID: id})
+	}
+	if s.stopping.Load() {
+		return nil, stoppingError()
+	}
+	if !e.busy.CompareAndSwap(false, true) {
+		return nil, &agentctl.Error{Code: agentctl.CodeRuntimeBusy, Retryable: true, Message: fmt.Sprintf("an invocation is running on runtime %s; one runs at a time", e.id)}
+	}
+	defer e.busy.Store(false)
+	e.invocations.Add(1)
+	return e.rt.InvokeRequest(ctx, req, events)
+}
+
 // Stopping reports whether serve's shutdown has begun.
 func (s *Server) Stopping() bool { return s.stopping.Load() }
 
