@@ -1,5 +1,6 @@
 // The Vercel AI SDK with its OpenAI provider: streamText and generateText
-// over the Responses model, streamText over the chat model.
+// over the Responses model, streamText over the chat model (generateText
+// last: it reads the non-stream Response through the SDK's strict schema).
 import { createOpenAI } from '@ai-sdk/openai';
 import { generateText, streamText } from 'ai';
 import { emit, env, input, model, run } from './lib.mjs';
@@ -16,7 +17,7 @@ run(async () => {
     emit({ kind: mode, text: await res.text, finish: await res.finishReason, usage: await res.usage, parts: [...new Set(parts)] });
   };
   await streamed('stream_responses', provider.responses(model()), input() + ' (streamText responses)');
+  await streamed('stream_chat', provider.chat(model()), input() + ' (streamText chat)');
   const gen = await generateText({ model: provider.responses(model()), prompt: input() + ' (generateText responses)' });
   emit({ kind: 'generate_responses', text: gen.text, finish: gen.finishReason, usage: gen.usage, id: gen.response?.id });
-  await streamed('stream_chat', provider.chat(model()), input() + ' (streamText chat)');
 });

@@ -7,7 +7,7 @@
 //   replay:  the same key and body after the turn replay it (same id,
 //            Idempotent-Replayed), streamed or not;
 //   reused:  the same key with another input is 422.
-import { client, emit, env, event, failure, input, model, posts, run } from './lib.mjs';
+import { client, emit, env, event, failure, input, model, recorder, run } from './lib.mjs';
 
 const collect = async (stream, kind) => {
   const evs = [];
@@ -31,12 +31,12 @@ run(async () => {
   }
   const attached = c.responses.create(body, opts).then((s) => collect(s, 'attach'));
 
-  const before = posts.length;
+  const busy = recorder();
   try {
-    const r = await c.responses.create({ model: model(), input: env('FABRIC_BUSY_INPUT') });
-    emit({ kind: 'busy', unexpected: r.id, status: r.status });
+    const r = await client({ fetch: busy.fetch }).responses.create({ model: model(), input: env('FABRIC_BUSY_INPUT') });
+    emit({ kind: 'busy', unexpected: r.id, status: r.status, posts: busy.posts });
   } catch (err) {
-    emit({ kind: 'busy', ...failure(err), posts: posts.slice(before) });
+    emit({ kind: 'busy', ...failure(err), posts: busy.posts });
   }
 
   for (;;) {

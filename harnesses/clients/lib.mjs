@@ -20,25 +20,32 @@ export function emit(obj) {
   process.stdout.write(JSON.stringify(obj) + '\n');
 }
 
-// posts records every request the SDK sent through countingFetch.
-export const posts = [];
-
-// countingFetch records each request (method, path, the retry counter the
-// SDK sends, the Idempotency-Key) and the status it got.
-export async function countingFetch(url, init = {}) {
-  const h = new Headers(init.headers);
-  const rec = {
-    method: init.method ?? 'GET',
-    path: new URL(String(url)).pathname,
-    retry_count: h.get('x-stainless-retry-count'),
-    idempotency_key: h.get('idempotency-key'),
+// recorder returns a fetch that records each request (method, path, the
+// retry counter the SDK sends, the Idempotency-Key) and the status and
+// x-should-retry it got, in posts.
+export function recorder() {
+  const posts = [];
+  const recording = async (url, init = {}) => {
+    const h = new Headers(init.headers);
+    const rec = {
+      method: init.method ?? 'GET',
+      path: new URL(String(url)).pathname,
+      retry_count: h.get('x-stainless-retry-count'),
+      idempotency_key: h.get('idempotency-key'),
+    };
+    posts.push(rec);
+    const res = await fetch(url, init);
+    rec.status = res.status;
+    rec.should_retry = res.headers.get('x-should-retry');
+    return res;
   };
-  posts.push(rec);
-  const res = await fetch(url, init);
-  rec.status = res.status;
-  rec.should_retry = res.headers.get('x-should-retry');
-  return res;
+  return { posts, fetch: recording };
 }
+
+// The default recorder, which client() uses.
+const standard = recorder();
+export const posts = standard.posts;
+export const countingFetch = standard.fetch;
 
 export function client(opts = {}) {
   return new OpenAI({
@@ -70,6 +77,7 @@ export function failure(err) {
     type: err?.type ?? err?.error?.type,
     name: err?.constructor?.name,
     message: String(err?.message ?? err),
+    cause: err?.cause ? String(err.cause.message ?? err.cause).slice(0, 600) : undefined,
   };
 }
 
