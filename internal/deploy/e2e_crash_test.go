@@ -189,11 +189,27 @@ func TestDeployCrashes(t *testing.T) {
 	if ar.Supervisor.Pid != serve.Process.Pid {
 		t.Fatalf("apply recorded supervisor %d, want the running one %d", ar.Supervisor.Pid, serve.Process.Pid)
 	}
+	// kill -9 again: this time an unchanged apply itself starts a new
+	// supervisor and every agent comes back (keyed too: apply hands its
+	// credential over).
+	if err := serve.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = serve.Wait()
+	w.deploy(0, &ar, "apply", file)
+	if ar.Outcome != "succeeded" || ar.Supervisor.Pid == serve.Process.Pid {
+		t.Fatalf("apply after the second kill: %+v", ar)
+	}
+	w.deploy(0, &st, "status", file)
+	for _, name := range []string{"steady", "fragile", "keyed"} {
+		if state, _, _, _ := st.agent(name); state != "running" {
+			t.Fatalf("%s after apply restarted the supervisor: %s", name, state)
+		}
+	}
+	newSup := ar.Supervisor.Pid
 	var dr struct{ Outcome string }
 	w.deploy(0, &dr, "destroy", file)
-	if err := serve.Wait(); err != nil {
-		t.Fatalf("the supervisor did not exit cleanly at destroy: %v", err)
-	}
+	waitGone(t, newSup)
 	if left := testproc.Mentioning(stateDir); len(left) > 0 {
 		t.Fatalf("processes of the deployment left after destroy: %v", left)
 	}
