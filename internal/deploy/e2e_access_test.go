@@ -264,6 +264,28 @@ func gatewayRequest(t testing.TB, method, url, token, body string, hdr ...string
 	return req
 }
 
+// outcome waits (up to 15 s) until the last model request of the turn
+// whose input holds marker has ended, and returns how (completed when the
+// harness read the reply to its end, client_gone when it left first).
+func (w *accessWorld) outcome(t testing.TB, marker string) string {
+	t.Helper()
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		o := ""
+		for _, q := range w.stub.Requests() {
+			if strings.Contains(q.UserText, marker) {
+				o = q.Outcome
+			}
+		}
+		if o != "" {
+			return o
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("the model request of %s has not ended after 15 s", marker)
+	return ""
+}
+
 // httpDo sends one request to the gateway; its answer (headers and body)
 // must hold no secret.
 func (w *accessWorld) httpDo(t testing.TB, method, url, token, body string, hdr ...string) (int, http.Header, []byte) {
@@ -528,10 +550,8 @@ spec:
 		if n := w.mainTurns("ACC-CANCEL"); n != 1 {
 			t.Fatalf("the scripted endpoint saw %d model turns for the cancelled turn, want 1", n)
 		}
-		for _, q := range w.stub.Requests() {
-			if strings.Contains(q.UserText, "ACC-CANCEL") && q.Outcome == "completed" {
-				t.Fatalf("the harness read the cancelled turn's model reply to its end: the cancel did not reach it")
-			}
+		if o := w.outcome(t, "ACC-CANCEL"); o != "client_gone" {
+			t.Fatalf("the harness's model request of the cancelled turn ended %q, want client_gone: the cancel did not reach it", o)
 		}
 	})
 
@@ -855,17 +875,7 @@ spec:
 		}
 		// on_revoke: cancel (the default) cancels the key's running turn:
 		// the harness stops reading its model reply.
-		deadline := time.Now().Add(15 * time.Second)
-		outcome := ""
-		for outcome == "" && time.Now().Before(deadline) {
-			for _, q := range w.stub.Requests() {
-				if strings.Contains(q.UserText, "ACC-REVOKE") {
-					outcome = q.Outcome
-				}
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if outcome != "client_gone" || w.mainTurns("ACC-REVOKE") != 1 {
+		if outcome := w.outcome(t, "ACC-REVOKE"); outcome != "client_gone" || w.mainTurns("ACC-REVOKE") != 1 {
 			t.Errorf("the revoked key's turn: %d model turns, the last one %q; want 1, cancelled (client_gone)", w.mainTurns("ACC-REVOKE"), outcome)
 		}
 	})
@@ -944,6 +954,11 @@ spec:
 		}
 	})
 
+	var counts []string
+	for _, m := range []string{"ACC-RESUME", "ACC-CANCEL", "ACC-RETRY-NOKEY", "ACC-RETRY-KEY", "ACC-IDEM", "ACC-BUSY", "ACC-CHAT", "ACC-AISDK", "ACC-REVOKE"} {
+		counts = append(counts, fmt.Sprintf("%s=%d", m, w.mainTurns(m)))
+	}
+	t.Logf("model turns at the scripted endpoint: %s", strings.Join(counts, " "))
 	var dr struct{ Outcome string }
 	w.deploy(0, &dr, "destroy", w.file)
 	if dr.Outcome != "destroyed" {
