@@ -30,7 +30,7 @@ func (g *Gateway) respond(w http.ResponseWriter, r *http.Request, p *principal, 
 	case req.Stream:
 		g.stream(w, r, p, t, -1, chat)
 	case req.Background && surface == surfaceResponses:
-		writeJSON(w, 200, t.snapshot())
+		writeJSON(w, 200, t.snapshot().standard())
 	default:
 		var wait <-chan time.Time
 		if replayed {
@@ -52,7 +52,7 @@ func (g *Gateway) respond(w http.ResponseWriter, r *http.Request, p *principal, 
 			chat.writeCompletion(w, snap)
 			return
 		}
-		writeJSON(w, 200, snap)
+		writeJSON(w, 200, snap.standard())
 	}
 }
 
@@ -171,7 +171,7 @@ func (g *Gateway) handleRetrieve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !opts.Stream {
-		writeJSON(w, 200, t.snapshot())
+		writeJSON(w, 200, t.snapshot().standard())
 		return
 	}
 	if t.expired {
@@ -200,7 +200,7 @@ func (g *Gateway) handleCancel(w http.ResponseWriter, r *http.Request) {
 	case <-t.done:
 	case <-ctx.Done():
 	}
-	writeJSON(w, 200, t.snapshot())
+	writeJSON(w, 200, t.snapshot().standard())
 }
 
 // chatStream renders a turn's events as Chat Completions chunks.

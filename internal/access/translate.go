@@ -95,11 +95,29 @@ func cloneItem(it map[string]any) map[string]any {
 	c := make(map[string]any, len(it))
 	for k, v := range it {
 		if vs, ok := v.([]any); ok {
-			v = append([]any(nil), vs...)
+			// An empty list stays an empty list: clients iterate it (the
+			// openai SDK's stream helper throws on content: null).
+			v = append(make([]any, 0, len(vs)), vs...)
 		}
 		c[k] = v
 	}
 	return c
+}
+
+// standard is the response as a non-streaming body: Fabric's own
+// "fabric:" items are left out, because clients validate a non-stream
+// output against the standard item types (the AI SDK's generateText
+// rejects the whole response otherwise); streams keep them, where
+// clients skip unknown items.
+func (r *responseObject) standard() *responseObject {
+	c := *r
+	c.Output = make([]map[string]any, 0, len(r.Output))
+	for _, it := range r.Output {
+		if typ, _ := it["type"].(string); !strings.HasPrefix(typ, "fabric:") {
+			c.Output = append(c.Output, it)
+		}
+	}
+	return &c
 }
 
 // outputText is the concatenated text of the response's message items.
