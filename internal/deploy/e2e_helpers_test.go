@@ -49,6 +49,24 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// codexConfig is the Codex agent the live tests deploy: read-only, no
+// approvals, no model retries (a retry would be a second model turn); its
+// model route comes from the deployment's inference attachment.
+const codexConfig = `schema_version: fabric.agent/v1alpha1
+metadata: {name: codex}
+runtime: {timeout_seconds: 180}
+harness:
+  adapter_id: nvidia.fabric.codex
+  settings:
+    sandbox: read-only
+    approval_mode: deny_all
+    config_overrides:
+      model_providers.fabric.request_max_retries: 0
+      model_providers.fabric.stream_max_retries: 0
+models:
+  default: {provider: openai, model: gpt-5.1-codex}
+`
+
 // world is one test's deployment: a directory with the document, the
 // environment every command runs with, and helpers to run the verbs.
 type world struct {

@@ -88,20 +88,7 @@ default: {text: "4"}
 	t.Cleanup(stub.Close)
 	port := freePort(t)
 
-	w.write("codex.yaml", `schema_version: fabric.agent/v1alpha1
-metadata: {name: codex}
-runtime: {timeout_seconds: 180}
-harness:
-  adapter_id: nvidia.fabric.codex
-  settings:
-    sandbox: read-only
-    approval_mode: deny_all
-    config_overrides:
-      model_providers.fabric.request_max_retries: 0
-      model_providers.fabric.stream_max_retries: 0
-models:
-  default: {provider: openai, model: gpt-5.1-codex}
-`)
+	w.write("codex.yaml", codexConfig)
 	doc := fmt.Sprintf(`schema_version: fabric.deployment/v1alpha1
 metadata: {name: live, uid: 0b6e8a52-3c1d-4e7f-9a2b-5c6d7e8f9a01}
 spec:
