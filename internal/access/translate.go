@@ -204,6 +204,7 @@ func (t *translator) addItem(it map[string]any) int {
 func (t *translator) fabric(ev contract.FabricEvent) {
 	switch ev.Kind {
 	case contract.EventInvocationStart:
+		t.resp.Status = statusInProgress // a queued turn (its runtime was starting) runs now
 		t.send("response.in_progress", map[string]any{"response": t.resp.clone()})
 	case kindOutputDelta:
 		t.textDelta(ev.Message)

@@ -235,7 +235,12 @@ func (g *Gateway) admit(ctx context.Context, p *principal, req *createRequest, k
 	}
 	now := g.now()
 	id := newID("resp_")
-	resp := &responseObject{ID: id, Object: "response", CreatedAt: now.Unix(), Status: statusInProgress, Background: req.Background,
+	status := statusInProgress
+	if starting {
+		// The runtime starts for this turn: queued until it runs.
+		status = statusQueued
+	}
+	resp := &responseObject{ID: id, Object: "response", CreatedAt: now.Unix(), Status: status, Background: req.Background,
 		Metadata: req.Metadata, Model: p.g.agent, Output: []map[string]any{}, Conversation: &convRef{ID: conv}, Store: true,
 		Text: map[string]any{"format": map[string]any{"type": "text"}}, ToolChoice: "auto", Tools: []any{}, Truncation: "disabled"}
 	if resp.Metadata == nil {

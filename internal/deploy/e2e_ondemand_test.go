@@ -156,9 +156,31 @@ func TestDeployOnDemand(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	code, m := respond(t, g, "sleepy", "back")
-	if code != 200 || outputText(m) != "turn 1: back" {
-		t.Fatalf("after the idle stop: %d %v", code, m)
+	// A background request while the runtime starts is queued, then runs.
+	req, _ := http.NewRequest("POST", g.URL+"/responses", strings.NewReader(`{"model":"sleepy","input":"back","background":true}`))
+	req.Header.Set("Authorization", "Bearer "+g.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var queued map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&queued)
+	resp.Body.Close()
+	if queued["status"] != "queued" {
+		t.Fatalf("a request starting the runtime answered %v, want status queued", queued)
+	}
+	id, _ := queued["id"].(string)
+	var m map[string]any
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		m = get(t, g, id)
+		if m["status"] == "completed" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if outputText(m) != "turn 1: back" {
+		t.Fatalf("after the idle stop: %v", m)
 	}
 	w.deploy(0, &st, "status", file)
 	if _, id, _, _ := st.agent("sleepy"); id == "" || id == first {
@@ -167,7 +189,7 @@ func TestDeployOnDemand(t *testing.T) {
 
 	// A start that fails: the response is failed with the start error.
 	gb := w.grant(file, "broken", "app")
-	code, m = respond(t, gb, "broken", "x")
+	code, m := respond(t, gb, "broken", "x")
 	errObj, _ := m["error"].(map[string]any)
 	if m["status"] != "failed" || errObj["code"] != "agent_start_failed" {
 		t.Fatalf("a failed on-demand start answered %d %v", code, m)
