@@ -303,6 +303,8 @@ func (s *Supervisor) destroy(ctx context.Context, _ *agentctl.Request) (any, *ag
 	s.mu.Lock()
 	s.state = nil
 	s.creds = map[string]string{}
+	s.agents = map[string]*agentRun{}
+	s.restored = nil
 	s.mu.Unlock()
 	if err := os.Remove(filepath.Join(s.opts.StateDir, DesiredFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		res.Failed = append(res.Failed, "journal: "+err.Error())
