@@ -91,11 +91,11 @@ func TestAuthAndScope(t *testing.T) {
 		t.Fatalf("no token: %d", r.status)
 	}
 	// Change the last character (to another one: a token may end in x).
-	last := "x"
+	other := "x"
 	if strings.HasSuffix(ka.Token, "x") {
-		last = "y"
+		other = "y"
 	}
-	bad := ka.Token[:len(ka.Token)-1] + last
+	bad := ka.Token[:len(ka.Token)-1] + other
 	if r := e.do("GET", "/v1/models", bad, nil); r.status != 401 || r.code(t) != "invalid_api_key" {
 		t.Fatalf("bad checksum: %d %s", r.status, r.body)
 	}
