@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fabric-runtime/fabric/internal/livetest"
 )
 
 const scriptedConfig = `schema_version: fabric.agent/v1alpha1
@@ -27,7 +29,7 @@ func openPTY(t *testing.T) (ptm, tty *os.File) {
 	t.Helper()
 	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
+		livetest.Missing(t, "a pseudo-terminal (/dev/ptmx)", "mount devpts on /dev/pts", err)
 	}
 	t.Cleanup(func() { ptm.Close() })
 	if err := unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0); err != nil {

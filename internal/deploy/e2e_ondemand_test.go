@@ -14,10 +14,11 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 )
 
-// onDemandDoc: a gateway in front of an on_demand agent that stops after
-// a second idle, and an on_demand agent whose start fails.
-const onDemandDoc = `schema_version: fabric.deployment/v1alpha1
-metadata: {name: lazy, uid: 9c8b7a69-5d4e-4f3a-8b2c-1d0e9f8a7b6c}
+// gatewayDoc is a deployment of agents (YAML list items) attached to one
+// access gateway with client app.
+func gatewayDoc(name, uid, agents string) string {
+	return `schema_version: fabric.deployment/v1alpha1
+metadata: {name: ` + name + `, uid: ` + uid + `}
 spec:
   supervisor: {kind: process}
   integrations:
@@ -25,7 +26,12 @@ spec:
   sandboxes:
     - name: main
       agents:
-        - name: sleepy
+` + agents
+}
+
+// onDemandDoc: an on_demand agent that stops after a second idle, and an
+// on_demand agent whose start fails.
+var onDemandDoc = gatewayDoc("lazy", "9c8b7a69-5d4e-4f3a-8b2c-1d0e9f8a7b6c", `        - name: sleepy
           start: on_demand
           idle_stop_seconds: 1
           integrationRefs: [gateway]
@@ -35,7 +41,7 @@ spec:
           restart: {policy: never}
           integrationRefs: [gateway]
           fabric: {schema_version: fabric.agent/v1alpha1, metadata: {name: b}, runtime: {}, harness: {adapter_id: fabric.scripted, settings: {mode: start_failure}}}
-`
+`)
 
 type grantOut struct {
 	KeyID string `json:"key_id"`
@@ -54,14 +60,16 @@ func (w *world) grant(file, agent, client string) grantOut {
 	return g
 }
 
-// respond posts one non-streaming response and returns its status code
-// and decoded body.
-func respond(t testing.TB, g grantOut, model, input string) (int, map[string]any) {
+// postResponse posts one response request (extra headers as name, value
+// pairs) and returns the status code and the decoded body.
+func postResponse(t testing.TB, g grantOut, body string, headers ...string) (int, map[string]any) {
 	t.Helper()
-	body := `{"model":"` + model + `","input":"` + input + `"}`
 	req, _ := http.NewRequest("POST", g.URL+"/responses", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+g.Token)
 	req.Header.Set("Content-Type", "application/json")
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -71,6 +79,11 @@ func respond(t testing.TB, g grantOut, model, input string) (int, map[string]any
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
 	return resp.StatusCode, m
+}
+
+// respond posts one non-streaming turn.
+func respond(t testing.TB, g grantOut, model, input string) (int, map[string]any) {
+	return postResponse(t, g, `{"model":"`+model+`","input":"`+input+`"}`)
 }
 
 func outputText(m map[string]any) string {
@@ -157,16 +170,7 @@ func TestDeployOnDemand(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	// A background request while the runtime starts is queued, then runs.
-	req, _ := http.NewRequest("POST", g.URL+"/responses", strings.NewReader(`{"model":"sleepy","input":"back","background":true}`))
-	req.Header.Set("Authorization", "Bearer "+g.Token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var queued map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&queued)
-	resp.Body.Close()
+	_, queued := postResponse(t, g, `{"model":"sleepy","input":"back","background":true}`)
 	if queued["status"] != "queued" {
 		t.Fatalf("a request starting the runtime answered %v, want status queued", queued)
 	}

@@ -4,47 +4,16 @@ package deploy_test
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-const unknownDoc = `schema_version: fabric.deployment/v1alpha1
-metadata: {name: unsure, uid: 1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b}
-spec:
-  supervisor: {kind: process}
-  integrations:
-    gateway: {kind: access, clients: [app]}
-  sandboxes:
-    - name: main
-      agents:
-        - name: slow
+var unknownDoc = gatewayDoc("unsure", "1f2e3d4c-5b6a-4978-8a9b-0c1d2e3f4a5b", `        - name: slow
           integrationRefs: [gateway]
           fabric: {schema_version: fabric.agent/v1alpha1, metadata: {name: s}, runtime: {}, harness: {adapter_id: fabric.scripted, settings: {response: "turn {turn}: {input}", delay_ms: 60000}}}
-`
-
-// post sends one response request with an Idempotency-Key and returns the
-// status code and decoded body.
-func post(t testing.TB, g grantOut, key, input string, background bool) (int, map[string]any) {
-	t.Helper()
-	body := `{"model":"slow","input":"` + input + `","background":` + map[bool]string{true: "true", false: "false"}[background] + `}`
-	req, _ := http.NewRequest("POST", g.URL+"/responses", strings.NewReader(body))
-	req.Header.Set("Authorization", "Bearer "+g.Token)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Idempotency-Key", key)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var m map[string]any
-	_ = json.Unmarshal(b, &m)
-	return resp.StatusCode, m
-}
+`)
 
 func get(t testing.TB, g grantOut, id string) map[string]any {
 	t.Helper()
@@ -72,7 +41,7 @@ func TestDeployAccessOutcomeUnknown(t *testing.T) {
 	var ar applyResult
 	w.deploy(0, &ar, "apply", file)
 	g := w.grant(file, "slow", "app")
-	code, m := post(t, g, "turn-one", "hello", true)
+	code, m := postResponse(t, g, `{"model":"slow","input":"hello","background":true}`, "Idempotency-Key", "turn-one")
 	id, _ := m["id"].(string)
 	if code != 200 || id == "" || (m["status"] != "queued" && m["status"] != "in_progress") {
 		t.Fatalf("background admission: %d %v", code, m)
@@ -110,7 +79,7 @@ func TestDeployAccessOutcomeUnknown(t *testing.T) {
 		t.Fatalf("the restarted agent took %+v invocations: the uncertain turn was sent again", ctl.Runtimes)
 	}
 	// The same key returns the same answer and runs nothing.
-	code, again := post(t, g, "turn-one", "hello", true)
+	code, again := postResponse(t, g, `{"model":"slow","input":"hello","background":true}`, "Idempotency-Key", "turn-one")
 	if code != 200 || again["id"] != id || again["status"] != "failed" {
 		t.Fatalf("the same Idempotency-Key after the crash: %d %v", code, again)
 	}

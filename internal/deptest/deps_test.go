@@ -3,6 +3,8 @@ package deptest
 import (
 	"strings"
 	"testing"
+
+	"github.com/fabric-runtime/fabric/internal/livetest"
 )
 
 // knownInitWork is init work in packages the commands link that is known
@@ -23,9 +25,7 @@ var commands = []struct {
 // No package linked into a command does work at init that a process not
 // using it would pay for at every start (most commands need no schema).
 func TestInitWork(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the commands")
-	}
+	livetest.Short(t, "the Go toolchain, to build fabric-host, fabric and fabric-agent-ctl")
 	for _, c := range commands {
 		t.Run(c.pkg[len(Module)+1:], func(t *testing.T) {
 			InitWork(t, knownInitWork, Build(t, c.pkg), nil, c.args...)
