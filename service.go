@@ -23,6 +23,16 @@ type StartOption func(*startConfig)
 type startConfig struct {
 	service *Service
 	env     []string
+	follow  bool
+}
+
+// WithFollowableTurns makes every turn of the runtime followable (Follow,
+// ResumeStream), not only those started by InvokeStream: Invoke also keeps
+// the turn's events in a bounded log, for watchers such as a console. A
+// watcher that falls behind loses records (StreamRecord.Dropped says how
+// many); it never holds the harness back.
+func WithFollowableTurns() StartOption {
+	return func(c *startConfig) { c.follow = true }
 }
 
 // WithHostEnvVars adds "NAME=value" entries to this runtime's adapter host
@@ -69,6 +79,7 @@ func checkStartConfig(cfg *contract.FabricConfig, opts []StartOption) error {
 func bindStart(p *contract.RunPlan, ro *runtime.Options, opts []StartOption) (func(*runtime.Runtime), error) {
 	sc := startOptions(opts)
 	ro.ExtraEnv = append(ro.ExtraEnv, sc.env...)
+	ro.FollowTurns = sc.follow
 	if sc.service == nil {
 		return func(*runtime.Runtime) {}, nil
 	}

@@ -100,6 +100,38 @@ func (r *Runtime) ResumeStream(invocationID string, after uint64) (*Stream, erro
 	return &Stream{turn: turn, cons: turn.Log.Subscribe(after), last: after}, nil
 }
 
+// Follow attaches a consumer to the runtime's turns from the record after
+// sequence number after (sequence numbers grow across a runtime's turns):
+// to the most recent streamed or followable turn when it still has records
+// past after or is still running, else to the next one to begin, waiting
+// for it until ctx ends. A watcher follows one turn per Stream and calls
+// Follow again with LastSeq after its io.EOF.
+func (r *Runtime) Follow(ctx context.Context, after uint64) (*Stream, error) {
+	for {
+		begun := r.rt.TurnBegun()
+		if turn := r.rt.LastTurn(); turn != nil {
+			cons := turn.Log.Subscribe(after)
+			select {
+			case <-turn.Done():
+				if cons.Pending() == 0 {
+					cons.Close()
+					break // over and fully seen: wait for the next turn
+				}
+				return &Stream{turn: turn, cons: cons, last: after}, nil
+			default:
+				return &Stream{turn: turn, cons: cons, last: after}, nil
+			}
+		}
+		select {
+		case <-begun:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-r.Exited():
+			return nil, &StateError{Failure: contract.Failure{Stage: contract.StageInvoke, Code: "runtime_stopped", Message: "runtime " + r.ID() + " has ended"}}
+		}
+	}
+}
+
 // InvocationID is the streamed invocation's id.
 func (s *Stream) InvocationID() string { return s.turn.InvocationID }
 

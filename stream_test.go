@@ -223,3 +223,94 @@ func isState(err error, code string) bool {
 	var se *fabric.StateError
 	return errors.As(err, &se) && se.Code == code
 }
+
+// TestFollowAcrossTurns: a watcher that attached before any turn follows
+// plain Invoke turns of a runtime started WithFollowableTurns, one Stream
+// per turn, with sequence numbers that go on across turns; a watcher that
+// comes back with its offset gets exactly what it missed.
+func TestFollowAcrossTurns(t *testing.T) {
+	client := fabric.New(fabric.WithStateDir(t.TempDir()))
+	cfg, err := client.ParseConfig([]byte(`
+schema_version: fabric.agent/v1alpha1
+metadata: {name: follow}
+runtime: {}
+harness:
+  adapter_id: fabric.scripted
+  settings: {response: "abcdefghij", events: 10}
+`), "agent.yaml", fabric.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	rt, err := client.StartRuntime(ctx, cfg, fabric.WithFollowableTurns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+
+	// Attached before the first turn: Follow waits for it.
+	first := make(chan *fabric.Stream, 1)
+	go func() {
+		s, err := rt.Follow(ctx, 0)
+		if err != nil {
+			t.Error(err)
+		}
+		first <- s
+	}()
+	res, err := rt.Invoke(ctx, "one")
+	if err != nil || res.Status != "succeeded" {
+		t.Fatalf("invoke: %+v %v", res, err)
+	}
+	if len(res.Events) < 10 {
+		t.Fatalf("a followable Invoke keeps every event in its result: %d events", len(res.Events))
+	}
+	s := <-first
+	if s == nil {
+		t.Fatal("no stream")
+	}
+	var seqs []uint64
+	for rec, err := range s.Records(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, rec.Seq)
+	}
+	if len(seqs) != len(res.Events) || seqs[0] != 1 {
+		t.Fatalf("followed %d records from %v, the result has %d events", len(seqs), seqs[:1], len(res.Events))
+	}
+	last := s.LastSeq()
+
+	// The turn is over and fully seen: Follow waits for the next one.
+	wctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	if _, err := rt.Follow(wctx, last); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("follow after a fully seen turn: %v, want it to wait", err)
+	}
+	cancel()
+
+	// A watcher that was away during the second turn resumes at its offset.
+	if _, err := rt.Invoke(ctx, "two"); err != nil {
+		t.Fatal(err)
+	}
+	s2, err := rt.Follow(ctx, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := uint64(0)
+	for rec, err := range s2.Records(ctx) {
+		if err != nil || rec.Dropped != 0 || rec.Seq != last+1+n {
+			t.Fatalf("record %d of the second turn: %+v %v", n, rec, err)
+		}
+		n++
+	}
+	if n < 10 || s2.InvocationID() == s.InvocationID() {
+		t.Fatalf("second turn: %d records, invocation %s (first %s)", n, s2.InvocationID(), s.InvocationID())
+	}
+
+	// A stopped runtime ends a waiting Follow.
+	done := make(chan error, 1)
+	go func() { _, err := rt.Follow(ctx, s2.LastSeq()); done <- err }()
+	rt.Stop(ctx)
+	if err := <-done; !isState(err, "runtime_stopped") {
+		t.Fatalf("follow on a stopped runtime: %v", err)
+	}
+}

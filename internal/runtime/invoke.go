@@ -30,7 +30,43 @@ func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink Even
 	if err != nil {
 		return nil, err
 	}
-	return r.run(ctx, t, &collector{sink: sink, keepAll: true}), nil
+	if !r.opts.FollowTurns {
+		return r.run(ctx, t, &collector{sink: sink, keepAll: true}), nil
+	}
+	// A followable turn: its events also go to a log that watchers may
+	// attach to; a slow watcher loses records (DropOldest), never holds
+	// the harness back.
+	log := stream.NewLog(stream.Limits{Policy: stream.DropOldest}, func() uint64 { return uint64(r.streamSeq.Add(1)) })
+	turn := &Turn{InvocationID: t.invocationID, RequestID: t.req.RequestID, Log: log, done: make(chan struct{})}
+	r.setLastTurn(turn)
+	res := r.run(ctx, t, &collector{sink: sink, keepAll: true, log: log, ctx: ctx})
+	log.Close()
+	turn.res = res
+	close(turn.done)
+	return res, nil
+}
+
+// setLastTurn makes turn the one LastTurn returns and wakes TurnBegun's
+// waiters.
+func (r *Runtime) setLastTurn(turn *Turn) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lastTurn = turn
+	if r.turnBegun != nil {
+		close(r.turnBegun)
+		r.turnBegun = nil
+	}
+}
+
+// TurnBegun returns a channel closed when the next streamed or
+// followable turn begins (LastTurn then returns it).
+func (r *Runtime) TurnBegun() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.turnBegun == nil {
+		r.turnBegun = make(chan struct{})
+	}
+	return r.turnBegun
 }
 
 // Turn is an invocation started by InvokeStream.
@@ -38,7 +74,8 @@ type Turn struct {
 	InvocationID string
 	RequestID    string
 	Log          *stream.Log // the turn's events, in order, bounded
-	// Consumer was attached before the turn began, so it misses nothing.
+	// Consumer was attached before the turn began, so it misses nothing
+	// (nil for a followable turn of Invoke).
 	Consumer *stream.Consumer
 	done     chan struct{}
 	res      *contract.RunResult
@@ -71,9 +108,7 @@ func (r *Runtime) InvokeStream(ctx context.Context, req contract.RunRequest, lim
 	}
 	log := stream.NewLog(lim, func() uint64 { return uint64(r.streamSeq.Add(1)) })
 	turn := &Turn{InvocationID: t.invocationID, RequestID: t.req.RequestID, Log: log, Consumer: log.Subscribe(0), done: make(chan struct{})}
-	r.mu.Lock()
-	r.lastTurn = turn
-	r.mu.Unlock()
+	r.setLastTurn(turn)
 	go func() {
 		res := r.run(ctx, t, &collector{sink: sink, log: log, ctx: ctx})
 		log.Close()
@@ -84,8 +119,8 @@ func (r *Runtime) InvokeStream(ctx context.Context, req contract.RunRequest, lim
 	return turn, nil
 }
 
-// LastTurn returns the most recent streamed turn, for consumers resuming
-// after a disconnect, or nil.
+// LastTurn returns the most recent streamed (or followable) turn, for
+// consumers resuming after a disconnect, or nil.
 func (r *Runtime) LastTurn() *Turn {
 	r.mu.Lock()
 	defer r.mu.Unlock()

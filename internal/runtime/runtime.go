@@ -53,6 +53,10 @@ type Options struct {
 	// Turns, if set, sees every invocation begin and end (telemetry
 	// sources such as the Relay listener).
 	Turns TurnObserver
+	// FollowTurns makes every invocation followable, not only streamed
+	// ones: Invoke also keeps the turn's events in a bounded log (that
+	// never holds the harness back) that LastTurn and Follow see.
+	FollowTurns bool
 }
 
 // TurnIDs identify one invocation for a TurnObserver.
@@ -120,7 +124,8 @@ type Runtime struct {
 	invDone    chan struct{}
 	started    []contract.FabricEvent // runtime_start, attached to the first result
 	turns      int
-	lastTurn   *Turn // the most recent streamed turn
+	lastTurn   *Turn         // the most recent streamed (or followable) turn
+	turnBegun  chan struct{} // closed and replaced when lastTurn changes
 	eventSeq   atomic.Int64
 	// streamSeq numbers stream records, per runtime.
 	streamSeq atomic.Int64

@@ -61,6 +61,7 @@ type agentRun struct {
 	// starts counts runtimes started for the agent: the conversation epoch
 	// access gateways see.
 	starts int
+	recent []Turn // the last turns, newest last
 }
 
 func (a *agentRun) running() bool {
@@ -184,7 +185,8 @@ func (s *Supervisor) startOnce(ctx context.Context, a *agentRun) error {
 	if err != nil {
 		return err
 	}
-	var opts []fabric.StartOption
+	// Every turn is followable: the console watches them live.
+	opts := []fabric.StartOption{fabric.WithFollowableTurns()}
 	if len(env) > 0 {
 		opts = append(opts, fabric.WithHostEnvVars(env...))
 	}

@@ -33,6 +33,10 @@ type SupervisorStatus struct {
 	State           string `json:"state"`
 	// ModelProxy is the brokered model proxy's URL when it runs.
 	ModelProxy string `json:"model_proxy,omitempty"`
+	// Console is the console's URL; ConsoleTokenFile the owner-only file
+	// that holds its sign-in token (the token is never in status).
+	Console          string `json:"console,omitempty"`
+	ConsoleTokenFile string `json:"console_token_file,omitempty"`
 }
 
 // DeploymentStatus identifies the deployment being served.
@@ -61,6 +65,11 @@ type AgentStatus struct {
 	// Usage is the agent's brokered model usage, per route.
 	Usage  map[string]modelproxy.Usage `json:"usage,omitempty"`
 	Events []Event                     `json:"events"`
+	// Turns are the agent's last turns, newest last.
+	Turns []Turn `json:"turns"`
+	// Interfaces are the runtime's harness interfaces (from its handle,
+	// without secret values).
+	Interfaces []contract.InterfaceInfo `json:"interfaces,omitempty"`
 }
 
 // HealthStatus summarizes a check report.
@@ -115,7 +124,7 @@ func (s *Supervisor) Status() Status {
 		state = "stopping"
 	}
 	s.mu.Lock()
-	st.Supervisor = SupervisorStatus{Pid: os.Getpid(), Socket: s.srv.Socket(), StartedAtMillis: s.started.UnixMilli(), State: state}
+	st.Supervisor = SupervisorStatus{Pid: os.Getpid(), Socket: s.srv.Socket(), StartedAtMillis: s.started.UnixMilli(), State: state, Console: s.console[0], ConsoleTokenFile: s.console[1]}
 	if s.proxy != nil {
 		st.Supervisor.ModelProxy = s.proxy.URL()
 	}
@@ -140,9 +149,11 @@ func (s *Supervisor) Status() Status {
 		a.mu.Lock()
 		as := AgentStatus{Name: a.spec.Name, Sandbox: a.spec.Sandbox, State: a.state, Reason: a.reason, Action: a.action,
 			Generation: a.spec.Generation, Restarts: a.restarts, LastExit: a.lastExit,
-			Attachments: append([]string{}, a.spec.Attachments...), Events: append([]Event{}, a.events...)}
+			Attachments: append([]string{}, a.spec.Attachments...), Events: append([]Event{}, a.events...),
+			Turns: append([]Turn{}, a.recent...)}
 		if a.rt != nil {
 			as.RuntimeID, as.HostPid = a.rt.ID(), a.rt.HostPid()
+			as.Interfaces = a.rt.Handle().Interfaces
 		}
 		if h := a.health; h != nil {
 			as.Health = healthOf(h)

@@ -85,7 +85,19 @@ type Supervisor struct {
 	turns     turnRecords // the turns run for access gateways, by request id
 	ctx       context.Context
 	wg        sync.WaitGroup // watchers and the proxy
+	console   [2]string      // the console's URL and token file, once it serves
 }
+
+// SetConsole records the console's URL and the path of its token file
+// (never the token) for status.
+func (s *Supervisor) SetConsole(url, tokenFile string) {
+	s.mu.Lock()
+	s.console = [2]string{url, tokenFile}
+	s.mu.Unlock()
+}
+
+// StateDir is the supervisor's state directory.
+func (s *Supervisor) StateDir() string { return s.opts.StateDir }
 
 // New binds the control socket (through agentctl's serve, so that the
 // serve lock, journal and unclean-shutdown handling are the same) and
@@ -119,7 +131,7 @@ func New(opts Options) (*Supervisor, error) {
 	}
 	s.state = st
 	srv, err := server.Listen(server.Options{Socket: opts.Socket, Logger: opts.Logger, Client: opts.Client,
-		ShutdownTimeout: opts.ShutdownTimeout, Deployer: s})
+		ShutdownTimeout: opts.ShutdownTimeout, Deployer: s, TurnEnded: s.recordTurn})
 	if err != nil {
 		return nil, err
 	}

@@ -213,7 +213,17 @@ func (s *Server) InvokeRuntime(ctx context.Context, agent, id string, req contra
 	}
 	defer e.busy.Store(false)
 	e.invocations.Add(1)
-	return e.rt.InvokeRequest(ctx, req, events)
+	started := time.Now()
+	res, err := e.rt.InvokeRequest(ctx, req, events)
+	s.turnEnded(e, started, res)
+	return res, err
+}
+
+// turnEnded tells Options.TurnEnded of a turn that ran.
+func (s *Server) turnEnded(e *entry, started time.Time, res *contract.RunResult) {
+	if s.opts.TurnEnded != nil && res != nil {
+		s.opts.TurnEnded(e.agent, e.id, started, res)
+	}
 }
 
 // Stopping reports whether serve's shutdown has begun.
@@ -247,12 +257,14 @@ func (s *Server) invoke(c *net.UnixConn, req *agentctl.Request) *agentctl.Respon
 	e.invocations.Add(1)
 	var res *contract.RunResult
 	var err error
+	started := time.Now()
 	if req.Stream {
 		res, err = streamInvoke(ctx, c, e.rt, *req.Request)
 	} else {
 		res, err = e.rt.InvokeRequest(ctx, *req.Request, nil)
 	}
 	stopWatch()
+	s.turnEnded(e, started, res)
 	if err != nil {
 		if s.stopping.Load() {
 			return agentctl.Failed(req, stoppingError(), nil)

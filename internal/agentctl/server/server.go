@@ -16,6 +16,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 )
 
@@ -50,6 +51,10 @@ type Options struct {
 	// Deployer answers deploy requests: set by a deployment supervisor
 	// (fabric serve); nil refuses them with not_a_supervisor.
 	Deployer Deployer
+	// TurnEnded, if set, is told of every turn an owned runtime ran (the
+	// invoke operation's and InvokeRuntime's), after it ended: a
+	// supervisor keeps the recent ones for its console.
+	TurnEnded func(agent, runtimeID string, started time.Time, res *contract.RunResult)
 }
 
 // Deployer answers the deploy operation. It is called on the request's
