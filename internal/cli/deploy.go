@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/agentctl/server"
+	"github.com/fabric-runtime/fabric/internal/console"
 	"github.com/fabric-runtime/fabric/internal/deploy"
 	"github.com/fabric-runtime/fabric/internal/supervisor"
 )
@@ -125,7 +127,25 @@ func (a *app) deployCommand() *cobra.Command {
 			}
 		})
 	}
-	cmd.AddCommand(initCmd, planCmd, applyCmd, statusCmd, exportCmd, destroyCmd, a.deployAccessCommand(opts))
+	consoleCmd := &cobra.Command{Use: "console FILE [--no-token]", Short: "Print the address of the supervisor's console, with its sign-in token in the fragment (opens nothing)", Args: cobra.ExactArgs(1),
+		Long: "The console is served by the supervisor on loopback. The printed address signs a browser in (the fragment never reaches a server); scripts send the token file's content as Authorization: Bearer. The token changes at every start of the supervisor."}
+	var noToken bool
+	consoleCmd.Flags().BoolVar(&noToken, "no-token", false, "print the address and the token file's path only")
+	consoleCmd.RunE = func(cmd *cobra.Command, args []string) error {
+		res, err := deploy.Console(cmd.Context(), opts(args[0]), noToken)
+		if err != nil {
+			return a.deployFailure(err)
+		}
+		return a.deployOut(res, func() {
+			if res.SignInURL != "" {
+				fmt.Fprintln(a.stdio.Out, res.SignInURL)
+				return
+			}
+			fmt.Fprintf(a.stdio.Out, "%s (token in %s)\n", res.URL, res.TokenFile)
+		})
+	}
+
+	cmd.AddCommand(initCmd, planCmd, applyCmd, statusCmd, exportCmd, destroyCmd, consoleCmd, a.deployAccessCommand(opts))
 	return cmd
 }
 
@@ -221,6 +241,9 @@ func (a *app) printDeployStatus(res *deploy.StatusResult) {
 	fmt.Fprintf(a.stdio.Out, "deployment %s (uid %s)\n", res.Deployment, res.UID)
 	fmt.Fprintf(a.stdio.Out, "supervisor: %s %s\n", res.Supervisor.State, res.Supervisor.Detail)
 	if st := res.Status; st != nil {
+		if st.Supervisor.Console != "" {
+			fmt.Fprintf(a.stdio.Out, "console: %s (fabric deploy console signs a browser in)\n", st.Supervisor.Console)
+		}
 		for _, ag := range st.Agents {
 			line := fmt.Sprintf("  agent %-16s %-10s runtime %s restarts %d", ag.Name, ag.State, ag.RuntimeID, ag.Restarts)
 			if ag.Reason != "" {
@@ -260,7 +283,7 @@ WantedBy=multi-user.target
 `
 
 func (a *app) serveCommand() *cobra.Command {
-	var stateDir, socket, logLevel string
+	var stateDir, socket, logLevel, consoleListen string
 	var shutdownTimeout time.Duration
 	var unit bool
 	cmd := &cobra.Command{
@@ -304,8 +327,29 @@ func (a *app) serveCommand() *cobra.Command {
 				_ = a.writeJSON(map[string]any{"status": "failed", "error": ae})
 				return silentExit(ExitFailure)
 			}
-			_ = a.writeJSON(map[string]any{"status": "serving", "socket": sup.Socket(), "pid": os.Getpid(), "state_dir": abs})
-			res := server.UntilSignal(cmd.Context(), logger, sup.Serve, sup.Force)
+			serve := sup.Serve
+			serving := map[string]any{"status": "serving", "socket": sup.Socket(), "pid": os.Getpid(), "state_dir": abs}
+			if consoleListen != "off" {
+				cons, err := console.New(console.Options{Listen: consoleListen, StateDir: abs, Supervisor: sup,
+					Logger: logger.With("component", "console")})
+				if err != nil {
+					_ = a.writeJSON(map[string]any{"status": "failed", "error": &agentctl.Error{Code: "console_unavailable", Message: err.Error()}})
+					return silentExit(ExitFailure)
+				}
+				sup.SetConsole(cons.URL(), cons.TokenFile())
+				serving["console"] = cons.URL()
+				serve = func(ctx context.Context) server.Result {
+					done := make(chan error, 1)
+					go func() { done <- cons.Serve(ctx) }()
+					res := sup.Serve(ctx)
+					if err := <-done; err != nil {
+						logger.Error("console", "error", err)
+					}
+					return res
+				}
+			}
+			_ = a.writeJSON(serving)
+			res := server.UntilSignal(cmd.Context(), logger, serve, sup.Force)
 			_ = a.writeJSON(map[string]any{"status": "stopped", "stopped": res.Stopped, "unclean": res.Unclean, "marker": res.Marker})
 			if len(res.Unclean) > 0 {
 				return silentExit(ExitFailure)
@@ -318,5 +362,6 @@ func (a *app) serveCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&shutdownTimeout, "shutdown-timeout", 0, "bound on the wait for runtimes to stop at shutdown")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	cmd.Flags().BoolVar(&unit, "print-systemd-unit", false, "print a systemd unit that runs this supervisor, and exit")
+	cmd.Flags().StringVar(&consoleListen, "console-listen", console.DefaultListen, "the console's loopback address (port 0: chosen once, then kept), or off")
 	return cmd
 }
