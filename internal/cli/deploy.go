@@ -333,7 +333,11 @@ func (a *app) serveCommand() *cobra.Command {
 				cons, err := console.New(console.Options{Listen: consoleListen, StateDir: abs, Supervisor: sup,
 					Logger: logger.With("component", "console")})
 				if err != nil {
-					_ = a.writeJSON(map[string]any{"status": "failed", "error": &agentctl.Error{Code: "console_unavailable", Message: err.Error()}})
+					// Release the socket and the serve lock: nothing was served.
+					done, cancel := context.WithCancel(cmd.Context())
+					cancel()
+					sup.Serve(done)
+					_ = a.writeJSON(map[string]any{"status": "failed", "error": &agentctl.Error{Code: deploy.CodeConsoleUnavailable, Message: err.Error()}})
 					return silentExit(ExitFailure)
 				}
 				sup.SetConsole(cons.URL(), cons.TokenFile())

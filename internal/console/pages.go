@@ -101,6 +101,9 @@ func since(ms int64) string {
 }
 
 func shortID(s string) string {
+	if len(s) == 64 && !strings.Contains(s, "-") {
+		return s[:12] // a digest
+	}
 	if i := strings.LastIndexByte(s, '-'); i > 0 && len(s)-i > 9 {
 		return s[:i+9]
 	}

@@ -410,21 +410,14 @@ spec:
         - name: coder
           config: ./codex.yaml
           integrationRefs: [model, gateway]
-        - name: writer
-          integrationRefs: [gateway]
-          fabric:
-            schema_version: fabric.agent/v1alpha1
-            metadata: {name: writer}
-            runtime: {}
-            harness: {adapter_id: fabric.scripted, settings: {response: "turn {turn}: {input}"}}
-        - name: slow
+%s        - name: slow
           integrationRefs: [gateway]
           fabric:
             schema_version: fabric.agent/v1alpha1
             metadata: {name: slow}
             runtime: {}
             harness: {adapter_id: fabric.scripted, settings: {response: "late: {input}", delay_ms: 16500}}
-`, w.stub.OpenAIBaseURL(), upstreamKeyEnv)
+`, w.stub.OpenAIBaseURL(), upstreamKeyEnv, scriptedWriter("gateway"))
 	w.file = w.write("deploy.yaml", doc)
 	w.stateDir = filepath.Join(w.dir, ".fabric", "acc")
 

@@ -67,6 +67,31 @@ models:
   default: {provider: openai, model: gpt-5.1-codex}
 `
 
+// liveIntegrations are the integrations of the live deployments: the MCP
+// reference server from npm on port (HTTP) as tools, and a brokered model
+// route to the scripted endpoint at baseURL as model.
+func liveIntegrations(port int, baseURL string) string {
+	return fmt.Sprintf(`    tools:
+      kind: mcpServer
+      transport: http
+      run: {command: [mcp-server-everything, streamableHttp], port: %d, env: {PORT: "%d"}}
+    model: {kind: inference, api: openai-responses, base_url: %q, credential: {env: %s}, brokered: true}
+`, port, port, baseURL, upstreamKeyEnv)
+}
+
+// scriptedWriter is the scripted agent the live deployments run beside
+// Codex, with the integration references refs.
+func scriptedWriter(refs string) string {
+	return `        - name: writer
+          integrationRefs: [` + refs + `]
+          fabric:
+            schema_version: fabric.agent/v1alpha1
+            metadata: {name: writer}
+            runtime: {}
+            harness: {adapter_id: fabric.scripted, settings: {response: "turn {turn}: {input}"}}
+`
+}
+
 // world is one test's deployment: a directory with the document, the
 // environment every command runs with, and helpers to run the verbs.
 type world struct {

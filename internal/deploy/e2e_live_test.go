@@ -94,12 +94,7 @@ metadata: {name: live, uid: 0b6e8a52-3c1d-4e7f-9a2b-5c6d7e8f9a01}
 spec:
   supervisor: {kind: process}
   integrations:
-    tools:
-      kind: mcpServer
-      transport: http
-      run: {command: [mcp-server-everything, streamableHttp], port: %d, env: {PORT: "%d"}}
-    model: {kind: inference, api: openai-responses, base_url: %q, credential: {env: %s}, brokered: true}
-  sandboxes:
+%s  sandboxes:
     - name: main
       workspace: ./work
       agents:
@@ -109,14 +104,7 @@ spec:
         - name: critic
           config: ./codex.yaml
           integrationRefs: [model]
-        - name: writer
-          integrationRefs: [model]
-          fabric:
-            schema_version: fabric.agent/v1alpha1
-            metadata: {name: writer}
-            runtime: {}
-            harness: {adapter_id: fabric.scripted, settings: {response: "turn {turn}: {input}"}}
-`, port, port, stub.OpenAIBaseURL(), upstreamKeyEnv)
+%s`, liveIntegrations(port, stub.OpenAIBaseURL()), scriptedWriter("model"))
 	file := w.write("deploy.yaml", doc)
 
 	// Plan observes only.

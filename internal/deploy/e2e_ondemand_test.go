@@ -147,14 +147,30 @@ func TestDeployOnDemand(t *testing.T) {
 	if state != "running" || first == "" {
 		t.Fatalf("sleepy after its first request: %s %q", state, first)
 	}
-	var ctl struct {
-		Runtimes []struct {
-			AgentName string `json:"agent_name"`
-		} `json:"runtimes"`
+	// One runtime was started for both requests. Counted from the agent's
+	// events, which outlive the runtime: its idle stop (1 s) may already
+	// have come on a loaded machine.
+	var evs struct {
+		Status struct {
+			Agents []struct {
+				Name   string `json:"name"`
+				Events []struct {
+					Kind string `json:"kind"`
+				} `json:"events"`
+			} `json:"agents"`
+		} `json:"status"`
 	}
-	w.ctl(ar.Connection.Socket, &ctl, "status", "--agent", "sleepy")
-	if len(ctl.Runtimes) != 1 {
-		t.Fatalf("sleepy has %d runtimes, want 1", len(ctl.Runtimes))
+	w.deploy(0, &evs, "status", file)
+	starts := 0
+	for _, a := range evs.Status.Agents {
+		for _, e := range a.Events {
+			if a.Name == "sleepy" && e.Kind == "runtime_started" {
+				starts++
+			}
+		}
+	}
+	if starts != 1 {
+		t.Fatalf("sleepy's runtime was started %d times for two concurrent requests, want 1", starts)
 	}
 
 	// Idle for its second: stopped; the next request starts a new runtime.

@@ -13,23 +13,33 @@ import (
 // per-invoke overhead (both protocol ends, framing, normalization).
 func BenchmarkInvoke(b *testing.B) {
 	for _, pr := range protocols {
-		b.Run(pr.name, func(b *testing.B) {
-			opts := testOptions(b)
-			rt, err := Start(context.Background(), testPlan(b, pr.adapter, map[string]any{"response": "ok"}), opts)
-			if err != nil {
-				b.Fatal(err)
+		for _, follow := range []bool{false, true} {
+			name := pr.name
+			if follow {
+				// A supervisor's runtimes: every turn followable.
+				name += "/followable"
 			}
-			defer rt.Stop(context.Background())
-			req := contract.RunRequest{Input: "benchmark input"}
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				res, err := rt.Invoke(ctx, req, nil)
-				if err != nil || res.Status != contract.StatusSucceeded {
-					b.Fatal(res, err)
-				}
-			}
-		})
+			b.Run(name, func(b *testing.B) { benchInvoke(b, pr.adapter, follow) })
+		}
+	}
+}
+
+func benchInvoke(b *testing.B, adapter string, follow bool) {
+	opts := testOptions(b)
+	opts.FollowTurns = follow
+	rt, err := Start(context.Background(), testPlan(b, adapter, map[string]any{"response": "ok"}), opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rt.Stop(context.Background())
+	req := contract.RunRequest{Input: "benchmark input"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := rt.Invoke(ctx, req, nil)
+		if err != nil || res.Status != contract.StatusSucceeded {
+			b.Fatal(res, err)
+		}
 	}
 }
 

@@ -483,6 +483,8 @@
   // --- start -------------------------------------------------------------
   document.addEventListener('DOMContentLoaded', () => {
     if (page === 'signin') {
+      // The address may also arrive on a sign-in page already open.
+      window.addEventListener('hashchange', signIn);
       signIn();
       return;
     }
