@@ -14,9 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-
-	"github.com/invopop/jsonschema"
-	orderedmap "github.com/pb33f/ordered-map/v2"
 )
 
 // DeploymentSchemaVersion is the schema_version of a deployment document.
@@ -81,7 +78,7 @@ type DeploymentMetadata struct {
 func (m *DeploymentMetadata) Validate() []DeploymentIssue {
 	var is issues
 	is.name("name", m.Name)
-	if !uuidPattern().MatchString(m.UID) {
+	if !UUIDPattern().MatchString(m.UID) {
 		is.add("uid", IssueInvalidValue, "uid must be a lowercase UUID (8-4-4-4-12 hex digits)")
 	}
 	return is
@@ -273,8 +270,8 @@ func (c *CredentialRef) Validate() []DeploymentIssue {
 	case c.Env != "" && c.File != "":
 		is.add("", IssueInvalidCredential, "a credential is {env: NAME} or {file: PATH}, not both")
 	case c.Env != "":
-		if !envNamePattern().MatchString(c.Env) {
-			is.add("env", IssueInvalidCredential, "env must be an environment-variable name (%s)", envNamePattern())
+		if !EnvNamePattern().MatchString(c.Env) {
+			is.add("env", IssueInvalidCredential, "env must be an environment-variable name (%s)", EnvNamePattern())
 		}
 	case c.File == "":
 		is.add("", IssueInvalidCredential, "a credential is {env: NAME} or {file: PATH}")
@@ -496,18 +493,6 @@ func (a *AccessIntegration) Validate() []DeploymentIssue {
 // declared.
 func (a *AccessIntegration) Credentials() []CredentialRef { return nil }
 
-// JSONSchemaExtend constrains the policies and clients.
-func (AccessIntegration) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "idempotency").Enum = []any{AccessIdempotencyRequired, AccessIdempotencyOptional}
-	prop(s, "on_disconnect").Enum = []any{AccessContinue, AccessCancel}
-	prop(s, "on_revoke").Enum = []any{AccessCancel, AccessContinue}
-	one := uint64(1)
-	c := prop(s, "clients")
-	c.MinItems = &one
-	c.Items.Pattern = DeploymentNamePattern().String()
-	prop(s, "retention_seconds").Minimum = json.Number("0")
-}
-
 // IntegrationVariant is the behaviour every integration kind provides.
 // Validate reports problems at paths relative to the integration.
 type IntegrationVariant interface {
@@ -693,170 +678,18 @@ func (i *Integration) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// JSONSchema is a oneOf of closed objects, one per kind, discriminated by
-// the constant "kind".
-func (Integration) JSONSchema() *jsonschema.Schema {
-	s := &jsonschema.Schema{Description: "One integration; kind selects the fields."}
-	for _, k := range integrationKinds {
-		v := deploymentReflector().ReflectFromType(k.typ)
-		props := jsonschema.NewProperties()
-		props.Set("kind", &jsonschema.Schema{Type: "string", Const: k.name})
-		for p := v.Properties.Oldest(); p != nil; p = p.Next() {
-			props.Set(p.Key, p.Value)
-		}
-		v.Properties = props
-		v.Required = append([]string{"kind"}, v.Required...)
-		v.Version, v.Definitions = "", nil
-		s.OneOf = append(s.OneOf, v)
-	}
-	return s
-}
-
-// deploymentShape is Deployment without its methods, for reflection.
-type deploymentShape Deployment
-
-// JSONSchema inlines every part of the document: objects are closed and no
-// field is nullable, as the deployment parser requires.
-func (Deployment) JSONSchema() *jsonschema.Schema {
-	s := deploymentReflector().ReflectFromType(reflect.TypeFor[deploymentShape]())
-	s.Version, s.Definitions = "", nil
-	return s
-}
-
-func deploymentReflector() *jsonschema.Reflector {
-	return &jsonschema.Reflector{
-		Anonymous:      true,
-		ExpandedStruct: true,
-		DoNotReference: true,
-		Mapper: func(t reflect.Type) *jsonschema.Schema {
-			if t == reflect.TypeFor[json.RawMessage]() {
-				return &jsonschema.Schema{Type: "object", Description: "An inline FabricConfig (fabric.agent/v1alpha1)."}
-			}
-			return nil
-		},
-	}
-}
-
-// JSONSchemaExtend constrains the metadata's name and uid.
-func (DeploymentMetadata) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "name").Pattern = DeploymentNamePattern().String()
-	prop(s, "uid").Pattern = uuidPattern().String()
-}
-
-// JSONSchemaExtend constrains the names of the integrations.
-func (DeploymentSpec) JSONSchemaExtend(s *jsonschema.Schema) { integrationNames(s) }
-
-// JSONSchemaExtend requires a socket for an external supervisor and forbids
-// it for a process.
-func (SupervisorSpec) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "kind").Enum = []any{SupervisorProcess, SupervisorExternal}
-	prop(s, "socket").Pattern = "^/"
-	s.OneOf = []*jsonschema.Schema{
-		{Properties: constProps("kind", SupervisorProcess), Not: &jsonschema.Schema{Required: []string{"socket"}}},
-		{Properties: constProps("kind", SupervisorExternal), Required: []string{"socket"}},
-	}
-}
-
-// JSONSchemaExtend constrains the sandbox name and its integrations' names.
-func (SandboxSpec) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "name").Pattern = DeploymentNamePattern().String()
-	integrationNames(s)
-}
-
-// JSONSchemaExtend requires exactly one of config and fabric.
-func (DeployedAgent) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "name").Pattern = DeploymentNamePattern().String()
-	prop(s, "integrationRefs").Items.Pattern = DeploymentNamePattern().String()
-	prop(s, "integrationRefs").UniqueItems = true
-	integrationNames(s)
-	s.OneOf = []*jsonschema.Schema{{Required: []string{"config"}}, {Required: []string{"fabric"}}}
-	prop(s, "start").Enum = []any{StartAlways, StartOnDemand}
-	prop(s, "idle_stop_seconds").Minimum = json.Number("0")
-}
-
-// JSONSchemaExtend constrains the policy and its backoff.
-func (RestartPolicy) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "policy").Enum = []any{RestartNever, RestartOnFailure}
-	prop(s, "max").Minimum = json.Number("1")
-	b := prop(s, "backoff_seconds")
-	two := uint64(2)
-	b.MinItems, b.MaxItems = &two, &two
-	b.Items.ExclusiveMinimum = json.Number("0")
-}
-
-// JSONSchemaExtend requires exactly one of env and file.
-func (CredentialRef) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "env").Pattern = envNamePattern().String()
-	one := uint64(1)
-	prop(s, "file").MinLength = &one
-	s.OneOf = []*jsonschema.Schema{{Required: []string{"env"}}, {Required: []string{"file"}}}
-}
-
-// JSONSchemaExtend constrains the transport's fields.
-func (MCPServerIntegration) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "transport").Enum = []any{MCPServerStdio, MCPServerHTTP}
-	argvSchema(prop(s, "command"))
-	prop(s, "url").Format = "uri"
-	s.OneOf = []*jsonschema.Schema{
-		{Properties: constProps("transport", MCPServerStdio), Required: []string{"command"},
-			Not: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Required: []string{"run"}}, {Required: []string{"url"}}}}},
-		{Properties: constProps("transport", MCPServerHTTP), Required: []string{"run"},
-			Not: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Required: []string{"url"}}, {Required: []string{"command"}}, {Required: []string{"env"}}}}},
-		{Properties: constProps("transport", MCPServerHTTP), Required: []string{"url"},
-			Not: &jsonschema.Schema{AnyOf: []*jsonschema.Schema{{Required: []string{"run"}}, {Required: []string{"command"}}, {Required: []string{"env"}}}}},
-	}
-}
-
-// JSONSchemaExtend constrains the command, port and path.
-func (MCPRun) JSONSchemaExtend(s *jsonschema.Schema) {
-	argvSchema(prop(s, "command"))
-	p := prop(s, "port")
-	p.Minimum, p.Maximum = json.Number("1"), json.Number("65535")
-	prop(s, "path").Pattern = "^/"
-}
-
-// JSONSchemaExtend constrains the API.
-func (InferenceIntegration) JSONSchemaExtend(s *jsonschema.Schema) {
-	prop(s, "api").Enum = toAny(InferenceAPIs)
-	prop(s, "base_url").Format = "uri"
-	s.If = &jsonschema.Schema{Properties: constProps("brokered", true), Required: []string{"brokered"}}
-	s.Then = &jsonschema.Schema{Required: []string{"credential"}}
-}
-
-func prop(s *jsonschema.Schema, name string) *jsonschema.Schema {
-	p, ok := s.Properties.Get(name)
-	if !ok {
-		panic("contract: no property " + name)
-	}
-	return p
-}
-
-func constProps(name string, v any) *orderedmap.OrderedMap[string, *jsonschema.Schema] {
-	p := jsonschema.NewProperties()
-	p.Set(name, &jsonschema.Schema{Const: v})
-	return p
-}
-
-func integrationNames(s *jsonschema.Schema) {
-	prop(s, "integrations").PropertyNames = &jsonschema.Schema{Pattern: DeploymentNamePattern().String()}
-}
-
-func argvSchema(s *jsonschema.Schema) {
-	one := uint64(1)
-	s.MinItems = &one
-	s.PrefixItems = []*jsonschema.Schema{{Type: "string", MinLength: &one}}
-}
-
 // DeploymentNamePattern is what deployment, sandbox, agent and integration
 // names match. The patterns compile at first use: a program that never
 // reads a deployment pays nothing for them.
 var DeploymentNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`) })
 
 var (
-	uuidPattern = sync.OnceValue(func() *regexp.Regexp {
+	// UUIDPattern is what a deployment's uid matches.
+	UUIDPattern = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 	})
-	envNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	// EnvNamePattern is what an environment variable's name matches.
+	EnvNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
 
 // Codes of a DeploymentIssue; the deployment parser reports them as they are.
@@ -927,7 +760,7 @@ func (is *issues) argv(path string, argv []string) {
 
 func (is *issues) env(path string, env map[string]string) {
 	for _, k := range slices.Sorted(maps.Keys(env)) {
-		if !envNamePattern().MatchString(k) {
+		if !EnvNamePattern().MatchString(k) {
 			is.add(path+"["+strconv.Quote(k)+"]", IssueInvalidValue, "not an environment-variable name")
 		}
 	}

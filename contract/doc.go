@@ -9,11 +9,12 @@
 // nemo-fabric-adapter-contract (checked by compat_test.go).
 //
 // Every document has a JSON Schema (draft 2020-12) generated from these
-// types: Schemas lists them, GenerateSchema renders one, and Validator (or
-// Validate) checks a document against it. The generated files live in
-// schemas/<name>.schema.json at the repository root; regenerate them with
-// `go generate ./contract` after changing a type (TestSchemasUpToDate fails
-// when they drift).
+// types by package contract/schema (All lists them, Generate renders one;
+// contract/validate checks a document against it), so that a program that
+// only exchanges documents, an adapter host say, links no schema
+// generator. The generated files live in schemas/<name>.schema.json at the
+// repository root; regenerate them with `go generate ./contract/schema`
+// after changing a type (TestSchemasUpToDate fails when they drift).
 //
 // The package holds types and shape checks only: it must never load files,
 // start processes or talk to the network.

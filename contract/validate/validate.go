@@ -9,12 +9,12 @@ import (
 
 	jsv "github.com/santhosh-tekuri/jsonschema/v6"
 
-	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/contract/schema"
 )
 
-// Validator checks documents against the schemas generated from this
-// contract package's types (see contract.GenerateSchema). Each schema is compiled the first
-// time it is used. A Validator is safe for concurrent use.
+// Validator checks documents against the schemas generated from the
+// contract package's types (see schema.Generate). Each schema is compiled
+// the first time it is used. A Validator is safe for concurrent use.
 type Validator struct {
 	schemas map[string]*lazySchema // fixed at construction
 }
@@ -26,10 +26,10 @@ type lazySchema struct {
 	err    error
 }
 
-// NewValidator returns a Validator for every name in contract.SchemaNames.
+// NewValidator returns a Validator for every name in schema.Names.
 func NewValidator() *Validator {
 	v := &Validator{schemas: make(map[string]*lazySchema)}
-	for _, d := range contract.Schemas() {
+	for _, d := range schema.All() {
 		v.schemas[d.Name] = &lazySchema{name: d.Name}
 	}
 	return v
@@ -47,7 +47,7 @@ func Validate(name string, doc []byte) error {
 func (v *Validator) Validate(name string, doc []byte) error {
 	l, ok := v.schemas[name]
 	if !ok {
-		return fmt.Errorf("contract: unknown schema %q (known: %s)", name, strings.Join(contract.SchemaNames(), ", "))
+		return fmt.Errorf("contract: unknown schema %q (known: %s)", name, strings.Join(schema.Names(), ", "))
 	}
 	s, err := l.compiled()
 	if err != nil {
@@ -81,7 +81,7 @@ func (l *lazySchema) compiled() (*jsv.Schema, error) {
 }
 
 func compileGenerated(name string) (*jsv.Schema, error) {
-	raw, err := contract.GenerateSchema(name)
+	raw, err := schema.Generate(name)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/contract/schema"
 )
 
 func (a *app) schemaCommand() *cobra.Command {
@@ -18,14 +18,14 @@ func (a *app) schemaCommand() *cobra.Command {
 		Long:  "Print the JSON Schema of one document, or of every document with --all. Without arguments, list the document names.",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			names := contract.SchemaNames()
+			names := schema.Names()
 			switch {
 			case all && len(args) > 0:
 				return &exitError{code: ExitUsage, err: fmt.Errorf("give a NAME or --all, not both")}
 			case all:
 				out := map[string]json.RawMessage{}
 				for _, n := range names {
-					b, err := contract.GenerateSchema(n)
+					b, err := schema.Generate(n)
 					if err != nil {
 						return err
 					}
@@ -33,7 +33,7 @@ func (a *app) schemaCommand() *cobra.Command {
 				}
 				return a.writeJSON(out)
 			case len(args) == 1:
-				b, err := contract.GenerateSchema(args[0])
+				b, err := schema.Generate(args[0])
 				if err != nil {
 					return &exitError{code: ExitUsage, err: fmt.Errorf("unknown schema %q; known: %v", args[0], names)}
 				}

@@ -1,4 +1,4 @@
-package contract_test
+package schema_test
 
 import (
 	"bytes"
@@ -10,24 +10,24 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/contract/schema"
 	"github.com/fabric-runtime/fabric/contract/validate"
 )
 
 var update = flag.Bool("update", false, "rewrite ../schemas from the Go types instead of comparing")
 
-const schemaDir = "../schemas"
+const schemaDir = "../../schemas"
 
 // TestSchemasUpToDate is the drift check for the committed schemas/ files.
 func TestSchemasUpToDate(t *testing.T) {
-	names := contract.SchemaNames()
+	names := schema.Names()
 	for _, name := range names {
-		want, err := contract.GenerateSchema(name)
+		want, err := schema.Generate(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,11 +40,11 @@ func TestSchemasUpToDate(t *testing.T) {
 		}
 		got, err := os.ReadFile(path)
 		if err != nil {
-			t.Errorf("schemas/%s.schema.json: %v; run `go generate ./contract`", name, err)
+			t.Errorf("schemas/%s.schema.json: %v; run `go generate ./contract/schema`", name, err)
 			continue
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("schemas/%s.schema.json is out of date with the Go types in contract/; run `go generate ./contract` (or `go test ./contract -run TestSchemasUpToDate -update`). Diff (-committed +generated):\n%s",
+			t.Errorf("schemas/%s.schema.json is out of date with the Go types in contract/; run `go generate ./contract/schema` (or `go test ./contract/schema -run TestSchemasUpToDate -update`). Diff (-committed +generated):\n%s",
 				name, cmp.Diff(string(got), string(want)))
 		}
 	}
@@ -63,7 +63,7 @@ func TestSchemasUpToDate(t *testing.T) {
 			}
 			continue
 		}
-		t.Errorf("schemas/%s is not generated from any contract type; remove it or run `go generate ./contract`", filepath.Base(f))
+		t.Errorf("schemas/%s is not generated from any contract type; remove it or run `go generate ./contract/schema`", filepath.Base(f))
 	}
 }
 
@@ -74,22 +74,22 @@ func TestSchemaCatalogue(t *testing.T) {
 		"service-reference", "runtime-stop-result", "agent-config", "runtime-context", "agent-run-request",
 		"agent-run-result", "check-request", "check-report", "doctor-report", "deployment",
 	}
-	if diff := cmp.Diff(want, contract.SchemaNames()); diff != "" {
+	if diff := cmp.Diff(want, schema.Names()); diff != "" {
 		t.Errorf("SchemaNames (-want +got):\n%s", diff)
 	}
 	kebab := regexp.MustCompile(`^[a-z]+(-[a-z]+)*$`)
-	for _, d := range contract.Schemas() {
+	for _, d := range schema.All() {
 		if !kebab.MatchString(d.Name) {
 			t.Errorf("%q is not kebab-case", d.Name)
 		}
 		if d.Type == nil || d.Type.Kind() != reflect.Struct || d.Title != d.Type.Name() && d.Name != "agent" {
 			t.Errorf("%s: bad type %v or title %q", d.Name, d.Type, d.Title)
 		}
-		a, err := contract.GenerateSchema(d.Name)
+		a, err := schema.Generate(d.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := contract.GenerateSchema(d.Name)
+		b, _ := schema.Generate(d.Name)
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s: generation is not deterministic", d.Name)
 		}
@@ -107,22 +107,9 @@ func TestSchemaCatalogue(t *testing.T) {
 			t.Errorf("%s: unexpected $id", d.Name)
 		}
 	}
-	if _, err := contract.GenerateSchema("nope"); err == nil || !strings.Contains(err.Error(), "agent-config") {
+	if _, err := schema.Generate("nope"); err == nil || !strings.Contains(err.Error(), "agent-config") {
 		t.Errorf("unknown name: err = %v, want one listing the known names", err)
 	}
-}
-
-func schemaMap(t *testing.T, name string) map[string]any {
-	t.Helper()
-	b, err := contract.GenerateSchema(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 func TestFabricConfigSchemaShape(t *testing.T) {
@@ -147,58 +134,6 @@ func TestFabricConfigSchemaShape(t *testing.T) {
 			t.Errorf("%s additionalProperties = %v, want false", southbound, got)
 		}
 	}
-}
-
-// TestSamplesValidate marshals realistic documents of every type and checks
-// them against our generated schemas, then round-trips them through the Go
-// type and checks nothing changed.
-func TestSamplesValidate(t *testing.T) {
-	v := validate.NewValidator()
-	all := samples()
-	for _, name := range contract.SchemaNames() {
-		docs := all[name]
-		if len(docs) == 0 {
-			t.Errorf("no sample document for schema %q", name)
-			continue
-		}
-		d, _ := contract.LookupSchema(name)
-		for i, doc := range docs {
-			if reflect.TypeOf(doc) != d.Type {
-				t.Fatalf("%s sample %d has type %T, want %v", name, i, doc, d.Type)
-			}
-			b, err := json.Marshal(doc)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := v.Validate(name, b); err != nil {
-				t.Errorf("%s sample %d: %v\n%s", name, i, err, b)
-				continue
-			}
-			back := reflect.New(d.Type)
-			if err := json.Unmarshal(b, back.Interface()); err != nil {
-				t.Fatalf("%s sample %d: unmarshal: %v", name, i, err)
-			}
-			again, err := json.Marshal(back.Interface())
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !jsonEqual(t, b, again) {
-				t.Errorf("%s sample %d changed in a round trip:\n%s", name, i, cmp.Diff(string(b), string(again)))
-			}
-		}
-	}
-}
-
-func jsonEqual(t *testing.T, a, b []byte) bool {
-	t.Helper()
-	var x, y any
-	if err := json.Unmarshal(a, &x); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &y); err != nil {
-		t.Fatal(err)
-	}
-	return cmp.Equal(x, y)
 }
 
 // TestSchemasReject checks that the generated schemas do constrain.
@@ -262,7 +197,7 @@ func TestSchemasAcceptUpstreamStyle(t *testing.T) {
 		if err := v.Validate(c.schema, []byte(c.doc)); err != nil {
 			t.Errorf("%s rejected %s: %v", c.schema, c.doc, err)
 		}
-		d, _ := contract.LookupSchema(c.schema)
+		d, _ := schema.Lookup(c.schema)
 		val := reflect.New(d.Type)
 		if err := json.Unmarshal([]byte(c.doc), val.Interface()); err != nil {
 			t.Errorf("%s: Go type rejected %s: %v", c.schema, c.doc, err)
@@ -347,18 +282,15 @@ func TestValidatorErrors(t *testing.T) {
 	}
 }
 
-func TestValidatorConcurrent(t *testing.T) {
-	v := validate.NewValidator()
-	all := samples()
-	var wg sync.WaitGroup
-	for range 4 {
-		for _, name := range contract.SchemaNames() {
-			wg.Go(func() {
-				if err := v.ValidateValue(name, all[name][0]); err != nil {
-					t.Errorf("%s: %v", name, err)
-				}
-			})
-		}
+func schemaMap(t *testing.T, name string) map[string]any {
+	t.Helper()
+	b, err := schema.Generate(name)
+	if err != nil {
+		t.Fatal(err)
 	}
-	wg.Wait()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
 }

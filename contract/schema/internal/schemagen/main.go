@@ -1,7 +1,7 @@
-// Command schemagen writes the JSON Schemas generated from package contract,
-// one <name>.schema.json per contract.SchemaNames entry, and removes stale
+// Command schemagen writes the JSON Schemas generated from package contract (by package schema),
+// one <name>.schema.json per schema.Names entry, and removes stale
 // *.schema.json files from the output directory. It runs from
-// `go generate ./contract`.
+// `go generate ./contract/schema`.
 package main
 
 import (
@@ -15,7 +15,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/contract/schema"
 )
 
 func main() {
@@ -35,9 +35,9 @@ func run(dir string, check bool) error {
 		}
 	}
 	var drift []string
-	names := contract.SchemaNames()
+	names := schema.Names()
 	for _, name := range names {
-		want, err := contract.GenerateSchema(name)
+		want, err := schema.Generate(name)
 		if err != nil {
 			return err
 		}
@@ -74,7 +74,7 @@ func run(dir string, check bool) error {
 		}
 	}
 	if len(drift) > 0 {
-		return fmt.Errorf("out of date, run `go generate ./contract`: %s", strings.Join(drift, ", "))
+		return fmt.Errorf("out of date, run `go generate ./contract/schema`: %s", strings.Join(drift, ", "))
 	}
 	return nil
 }

@@ -1,6 +1,6 @@
-package contract
+package schema
 
-//go:generate go run ./internal/schemagen -out ../schemas
+//go:generate go run ./internal/schemagen -out ../../schemas
 
 import (
 	"bytes"
@@ -11,11 +11,13 @@ import (
 	"strings"
 
 	"github.com/invopop/jsonschema"
+
+	"github.com/fabric-runtime/fabric/contract"
 )
 
-// SchemaDoc describes one JSON document Fabric exchanges and the JSON Schema
+// Doc describes one JSON document Fabric exchanges and the JSON Schema
 // generated for it.
-type SchemaDoc struct {
+type Doc struct {
 	// Name is the kebab-case schema name; the generated file is
 	// schemas/<Name>.schema.json.
 	Name string
@@ -27,39 +29,39 @@ type SchemaDoc struct {
 	Type reflect.Type
 }
 
-// Schemas lists every document with a generated JSON Schema: northbound
+// All lists every document with a generated JSON Schema: northbound
 // documents first, then the southbound adapter contract, then reports. The
 // slice is a fresh copy.
-func Schemas() []SchemaDoc {
-	return []SchemaDoc{
-		{"agent", "FabricConfig", "Harness-neutral agent configuration (fabric.agent/v1alpha1).", reflect.TypeFor[FabricConfig]()},
-		{"adapter-descriptor", "AdapterDescriptor", "Language-neutral adapter descriptor (*.fabric-adapter.json).", reflect.TypeFor[AdapterDescriptor]()},
-		{"run-plan", "RunPlan", "Resolved plan for one agent config and its selected adapter.", reflect.TypeFor[RunPlan]()},
-		{"run-request", "RunRequest", "Northbound invocation request.", reflect.TypeFor[RunRequest]()},
-		{"run-result", "RunResult", "Normalized result of one invocation.", reflect.TypeFor[RunResult]()},
-		{"fabric-event", "FabricEvent", "One normalized runtime event.", reflect.TypeFor[FabricEvent]()},
-		{"error-info", "ErrorInfo", "Normalized error of a result or lifecycle failure.", reflect.TypeFor[ErrorInfo]()},
-		{"artifact-manifest", "ArtifactManifest", "Artifacts with paths relative to the artifact root.", reflect.TypeFor[ArtifactManifest]()},
-		{"runtime-handle", "RuntimeHandle", "Handle of one started runtime.", reflect.TypeFor[RuntimeHandle]()},
-		{"invocation-handle", "InvocationHandle", "Handle of one invocation.", reflect.TypeFor[InvocationHandle]()},
-		{"environment-handle", "EnvironmentHandle", "Resolved execution environment.", reflect.TypeFor[EnvironmentHandle]()},
-		{"service-handle", "ServiceHandle", "Handle of a long-lived adapter service.", reflect.TypeFor[ServiceHandle]()},
-		{"service-reference", "ServiceReference", "Input for attaching to an existing adapter service.", reflect.TypeFor[ServiceReference]()},
-		{"runtime-stop-result", "RuntimeStopResult", "Answer to a runtime stop.", reflect.TypeFor[RuntimeStopResult]()},
-		{"agent-config", "AgentConfig", "Configuration projected southbound to one adapter target.", reflect.TypeFor[AgentConfig]()},
-		{"runtime-context", "RuntimeContext", "Context generated for one invocation of a started runtime.", reflect.TypeFor[RuntimeContext]()},
-		{"agent-run-request", "AgentRunRequest", "Southbound invocation request passed to an adapter target.", reflect.TypeFor[AgentRunRequest]()},
-		{"agent-run-result", "AgentRunResult", "Southbound terminal result returned by an adapter target.", reflect.TypeFor[AgentRunResult]()},
-		{"check-request", "CheckRequest", "Request for a bounded health check of one scope.", reflect.TypeFor[CheckRequest]()},
-		{"check-report", "CheckReport", "Answer to a health check request.", reflect.TypeFor[CheckReport]()},
-		{"doctor-report", "DoctorReport", "Result of preflight diagnosis.", reflect.TypeFor[DoctorReport]()},
-		{"deployment", "Deployment", "A deployment of sandboxes, agents and integrations (fabric.deployment/v1alpha1).", reflect.TypeFor[Deployment]()},
+func All() []Doc {
+	return []Doc{
+		{"agent", "FabricConfig", "Harness-neutral agent configuration (fabric.agent/v1alpha1).", reflect.TypeFor[contract.FabricConfig]()},
+		{"adapter-descriptor", "AdapterDescriptor", "Language-neutral adapter descriptor (*.fabric-adapter.json).", reflect.TypeFor[contract.AdapterDescriptor]()},
+		{"run-plan", "RunPlan", "Resolved plan for one agent config and its selected adapter.", reflect.TypeFor[contract.RunPlan]()},
+		{"run-request", "RunRequest", "Northbound invocation request.", reflect.TypeFor[contract.RunRequest]()},
+		{"run-result", "RunResult", "Normalized result of one invocation.", reflect.TypeFor[contract.RunResult]()},
+		{"fabric-event", "FabricEvent", "One normalized runtime event.", reflect.TypeFor[contract.FabricEvent]()},
+		{"error-info", "ErrorInfo", "Normalized error of a result or lifecycle failure.", reflect.TypeFor[contract.ErrorInfo]()},
+		{"artifact-manifest", "ArtifactManifest", "Artifacts with paths relative to the artifact root.", reflect.TypeFor[contract.ArtifactManifest]()},
+		{"runtime-handle", "RuntimeHandle", "Handle of one started runtime.", reflect.TypeFor[contract.RuntimeHandle]()},
+		{"invocation-handle", "InvocationHandle", "Handle of one invocation.", reflect.TypeFor[contract.InvocationHandle]()},
+		{"environment-handle", "EnvironmentHandle", "Resolved execution environment.", reflect.TypeFor[contract.EnvironmentHandle]()},
+		{"service-handle", "ServiceHandle", "Handle of a long-lived adapter service.", reflect.TypeFor[contract.ServiceHandle]()},
+		{"service-reference", "ServiceReference", "Input for attaching to an existing adapter service.", reflect.TypeFor[contract.ServiceReference]()},
+		{"runtime-stop-result", "RuntimeStopResult", "Answer to a runtime stop.", reflect.TypeFor[contract.RuntimeStopResult]()},
+		{"agent-config", "AgentConfig", "Configuration projected southbound to one adapter target.", reflect.TypeFor[contract.AgentConfig]()},
+		{"runtime-context", "RuntimeContext", "Context generated for one invocation of a started runtime.", reflect.TypeFor[contract.RuntimeContext]()},
+		{"agent-run-request", "AgentRunRequest", "Southbound invocation request passed to an adapter target.", reflect.TypeFor[contract.AgentRunRequest]()},
+		{"agent-run-result", "AgentRunResult", "Southbound terminal result returned by an adapter target.", reflect.TypeFor[contract.AgentRunResult]()},
+		{"check-request", "CheckRequest", "Request for a bounded health check of one scope.", reflect.TypeFor[contract.CheckRequest]()},
+		{"check-report", "CheckReport", "Answer to a health check request.", reflect.TypeFor[contract.CheckReport]()},
+		{"doctor-report", "DoctorReport", "Result of preflight diagnosis.", reflect.TypeFor[contract.DoctorReport]()},
+		{"deployment", "Deployment", "A deployment of sandboxes, agents and integrations (fabric.deployment/v1alpha1).", reflect.TypeFor[contract.Deployment]()},
 	}
 }
 
-// SchemaNames returns the names of Schemas, in the same order.
-func SchemaNames() []string {
-	docs := Schemas()
+// Names returns the names of All, in the same order.
+func Names() []string {
+	docs := All()
 	names := make([]string, len(docs))
 	for i, d := range docs {
 		names[i] = d.Name
@@ -67,21 +69,21 @@ func SchemaNames() []string {
 	return names
 }
 
-// LookupSchema returns the SchemaDoc with the given name.
-func LookupSchema(name string) (SchemaDoc, bool) {
-	for _, d := range Schemas() {
+// Lookup returns the Doc with the given name.
+func Lookup(name string) (Doc, bool) {
+	for _, d := range All() {
 		if d.Name == name {
 			return d, true
 		}
 	}
-	return SchemaDoc{}, false
+	return Doc{}, false
 }
 
 func unknownSchemaError(name string) error {
-	return fmt.Errorf("contract: unknown schema %q (known: %s)", name, strings.Join(SchemaNames(), ", "))
+	return fmt.Errorf("contract: unknown schema %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
-// GenerateSchema returns the JSON Schema (draft 2020-12) of the named
+// Generate returns the JSON Schema (draft 2020-12) of the named
 // document: definitions under $defs, keys in a stable order, two-space
 // indentation and a trailing newline. The bytes are identical to
 // schemas/<name>.schema.json.
@@ -91,8 +93,8 @@ func unknownSchemaError(name string) error {
 // maps written as null when nil, also accept null. FabricConfig and
 // AdapterDescriptor, with the blocks nested in them, allow unknown keys like
 // upstream; every other object, the southbound contract included, is closed.
-func GenerateSchema(name string) ([]byte, error) {
-	doc, ok := LookupSchema(name)
+func Generate(name string) ([]byte, error) {
+	doc, ok := Lookup(name)
 	if !ok {
 		return nil, unknownSchemaError(name)
 	}
@@ -102,7 +104,7 @@ func GenerateSchema(name string) ([]byte, error) {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(s); err != nil {
-		return nil, fmt.Errorf("contract: encode schema %q: %w", name, err)
+		return nil, fmt.Errorf("schema: encode schema %q: %w", name, err)
 	}
 	return buf.Bytes(), nil
 }
@@ -113,56 +115,56 @@ var rawMessageType = reflect.TypeFor[json.RawMessage]()
 // documents do. Fabric's own extension blocks (LifecycleLimits,
 // DescriptorLimits, DoctorProbe) stay closed so that typos are caught.
 var openTypes = []reflect.Type{
-	reflect.TypeFor[FabricConfig](),
-	reflect.TypeFor[MetadataConfig](),
-	reflect.TypeFor[RuntimeConfig](),
-	reflect.TypeFor[HarnessConfig](),
-	reflect.TypeFor[ModelConfig](),
-	reflect.TypeFor[InstructionsConfig](),
-	reflect.TypeFor[InstructionConfig](),
-	reflect.TypeFor[ToolsConfig](),
-	reflect.TypeFor[ToolDefinition](),
-	reflect.TypeFor[MCPConfig](),
-	reflect.TypeFor[MCPServerConfig](),
-	reflect.TypeFor[SkillsConfig](),
-	reflect.TypeFor[TelemetryConfig](),
-	reflect.TypeFor[TelemetryProviderConfig](),
-	reflect.TypeFor[EnvironmentConfig](),
-	reflect.TypeFor[DiscoveryConfig](),
-	reflect.TypeFor[WorkflowConfig](),
-	reflect.TypeFor[AdapterDescriptor](),
-	reflect.TypeFor[AdapterRequirements](),
-	reflect.TypeFor[AdapterConfigSupport](),
-	reflect.TypeFor[RuntimeCapabilities](),
-	reflect.TypeFor[AdapterTelemetrySupport](),
-	reflect.TypeFor[AdapterTelemetryProvider](),
+	reflect.TypeFor[contract.FabricConfig](),
+	reflect.TypeFor[contract.MetadataConfig](),
+	reflect.TypeFor[contract.RuntimeConfig](),
+	reflect.TypeFor[contract.HarnessConfig](),
+	reflect.TypeFor[contract.ModelConfig](),
+	reflect.TypeFor[contract.InstructionsConfig](),
+	reflect.TypeFor[contract.InstructionConfig](),
+	reflect.TypeFor[contract.ToolsConfig](),
+	reflect.TypeFor[contract.ToolDefinition](),
+	reflect.TypeFor[contract.MCPConfig](),
+	reflect.TypeFor[contract.MCPServerConfig](),
+	reflect.TypeFor[contract.SkillsConfig](),
+	reflect.TypeFor[contract.TelemetryConfig](),
+	reflect.TypeFor[contract.TelemetryProviderConfig](),
+	reflect.TypeFor[contract.EnvironmentConfig](),
+	reflect.TypeFor[contract.DiscoveryConfig](),
+	reflect.TypeFor[contract.WorkflowConfig](),
+	reflect.TypeFor[contract.AdapterDescriptor](),
+	reflect.TypeFor[contract.AdapterRequirements](),
+	reflect.TypeFor[contract.AdapterConfigSupport](),
+	reflect.TypeFor[contract.RuntimeCapabilities](),
+	reflect.TypeFor[contract.AdapterTelemetrySupport](),
+	reflect.TypeFor[contract.AdapterTelemetryProvider](),
 }
 
 // typeOverrides adjust a struct's generated schema where struct tags cannot
 // say enough. They run after the field rules.
 var typeOverrides = map[reflect.Type]func(*jsonschema.Schema){
-	reflect.TypeFor[MCPAuthentication](): func(s *jsonschema.Schema) { *s = *mcpAuthenticationSchema() },
-	reflect.TypeFor[AgentRunResult]():    agentRunResultRules,
-	reflect.TypeFor[AgentArtifact]():     agentArtifactPathRule,
-	reflect.TypeFor[ArtifactManifest](): func(s *jsonschema.Schema) {
+	reflect.TypeFor[contract.MCPAuthentication](): func(s *jsonschema.Schema) { *s = *mcpAuthenticationSchema() },
+	reflect.TypeFor[contract.AgentRunResult]():    agentRunResultRules,
+	reflect.TypeFor[contract.AgentArtifact]():     agentArtifactPathRule,
+	reflect.TypeFor[contract.ArtifactManifest](): func(s *jsonschema.Schema) {
 		// MarshalJSON writes a nil list as [], never null.
 		if p, ok := s.Properties.Get("artifacts"); ok && p.Extras != nil {
 			p.Type, p.Extras = "array", nil
 		}
 	},
-	reflect.TypeFor[AdapterTelemetrySupport](): func(s *jsonschema.Schema) {
+	reflect.TypeFor[contract.AdapterTelemetrySupport](): func(s *jsonschema.Schema) {
 		if p, ok := s.Properties.Get("providers"); ok {
-			p.PropertyNames = &jsonschema.Schema{Enum: []any{TelemetryRelay, TelemetryNative}}
+			p.PropertyNames = &jsonschema.Schema{Enum: []any{contract.TelemetryRelay, contract.TelemetryNative}}
 		}
 	},
-	reflect.TypeFor[AdapterDescriptor](): func(s *jsonschema.Schema) {
+	reflect.TypeFor[contract.AdapterDescriptor](): func(s *jsonschema.Schema) {
 		if p, ok := s.Properties.Get("extension_schemas"); ok {
-			p.PropertyNames = &jsonschema.Schema{Enum: toAny(ExtensionPoints)}
+			p.PropertyNames = &jsonschema.Schema{Enum: toAny(contract.ExtensionPoints)}
 		}
 	},
 }
 
-func reflectSchema(doc SchemaDoc) *jsonschema.Schema {
+func reflectSchema(doc Doc) *jsonschema.Schema {
 	ours := doc.Type.PkgPath()
 	structs := map[string]reflect.Type{}
 	r := &jsonschema.Reflector{
@@ -175,9 +177,15 @@ func reflectSchema(doc SchemaDoc) *jsonschema.Schema {
 			return "" // keep the default: the Go type name
 		},
 		Mapper: func(t reflect.Type) *jsonschema.Schema {
-			if t == rawMessageType {
+			switch t {
+			case rawMessageType:
 				// Adapter-owned JSON Schemas: object roots, like upstream.
 				return nullable(&jsonschema.Schema{Type: "object"})
+			case deploymentType:
+				// Inlined as a whole (deployment.go).
+				s := deploymentSchema()
+				s.Version, s.Definitions = "", nil
+				return s
 			}
 			return nil
 		},
@@ -356,8 +364,8 @@ func agentRunResultRules(s *jsonschema.Schema) {
 	succeededThen := jsonschema.NewProperties()
 	succeededThen.Set("error", &jsonschema.Schema{Type: "null"})
 	s.AllOf = []*jsonschema.Schema{
-		{If: statusIs(StatusFailed), Then: &jsonschema.Schema{Properties: failedThen, Required: []string{"error"}}},
-		{If: statusIs(StatusSucceeded), Then: &jsonschema.Schema{Properties: succeededThen}},
+		{If: statusIs(contract.StatusFailed), Then: &jsonschema.Schema{Properties: failedThen, Required: []string{"error"}}},
+		{If: statusIs(contract.StatusSucceeded), Then: &jsonschema.Schema{Properties: succeededThen}},
 	}
 }
 
