@@ -13,7 +13,6 @@ const (
 	CodeHostTimeout     = "host_timeout"
 	CodeHostIO          = "host_io"
 	CodeProtocolError   = "protocol_error"
-	CodeHostUnavailable = "host_unavailable"
 	CodeHostStartFailed = "host_start_failed"
 )
 
