@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"sync"
@@ -139,7 +138,8 @@ func (c *v2Channel) call(ctx context.Context, op string, params, result any) err
 	if err == nil {
 		if target == &raw {
 			if err := decodeResult(raw, result); err != nil {
-				return fmt.Errorf("wire: decode %s result: %w", op, err)
+				// The same failure as v1's: the host's output does not decode.
+				return c.h.fail(op, CodeProtocolError, "host output does not decode", err)
 			}
 		}
 		return nil

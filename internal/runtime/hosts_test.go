@@ -10,9 +10,10 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 )
 
-// Raw v1 hosts written in sh exercise every transport failure the core must
-// classify, without any Go adapter involved.
-func TestMisbehavingV1Hosts(t *testing.T) {
+// Raw hosts written in sh exercise every transport failure the core must
+// classify, without any Go adapter involved; the same failure gets the
+// same code over v1 and v2.
+func TestMisbehavingHosts(t *testing.T) {
 	tests := []struct {
 		host      string
 		startCode string // "" = start succeeds
@@ -24,6 +25,10 @@ func TestMisbehavingV1Hosts(t *testing.T) {
 		{host: "wrongop", code: "protocol_error", status: contract.StatusFailed},
 		{host: "wrongstage", code: "protocol_error", status: contract.StatusFailed},
 		{host: "badresult", code: "protocol_error", status: contract.StatusFailed},
+		{host: "v1undecodable", code: "protocol_error", status: contract.StatusFailed},
+		{host: "v2undecodable", code: "protocol_error", status: contract.StatusFailed},
+		{host: "v2garbage", code: "protocol_error", status: contract.StatusFailed},
+		{host: "v2badresult", code: "protocol_error", status: contract.StatusFailed},
 		{host: "eof", code: "host_crashed", status: contract.StatusFailed},
 		{host: "hangstart", startCode: "host_timeout"},
 	}
