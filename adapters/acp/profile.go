@@ -90,6 +90,10 @@ const (
 const droidSettings = `{"customModels":[{"model":"{model}","displayName":"Fabric","baseUrl":"{base_url}",` +
 	`"apiKey":"${FABRIC_DROID_MODEL_KEY}","provider":"generic-chat-completion-api","maxOutputTokens":8192}]}`
 
+// kiloAsk is Kilo's permission overlay (KILO_PERMISSION) that makes it ask
+// before running a command, editing a file or fetching a URL.
+const kiloAsk = `{"bash":"ask","edit":"ask","webfetch":"ask"}`
+
 // kiloConfig is Kilo's configuration (OpenCode's format): FabricConfig's
 // endpoint as the only enabled provider ({env:NAME} is Kilo's reference to
 // a variable, not a placeholder).
@@ -213,6 +217,10 @@ func Bundled(name string) (Profile, bool) {
 				"KILO_PURE": "1", "KILO_DISABLE_SHARE": "1", "KILO_DISABLE_LSP_DOWNLOAD": "1",
 				"KILO_DISABLE_CLAUDE_CODE": "1", "KILO_DISABLE_EXTERNAL_SKILLS": "1", "KILO_DISABLE_SESSION_INGEST": "1",
 				"KILO_DISABLE_PRESENCE": "1", "KILO_DISABLE_CODEBASE_INDEXING": "1",
+				// Kilo runs commands and edits without asking by default:
+				// it asks (session/request_permission) and the adapter's
+				// permission_policy answers, so every decision is an event.
+				"KILO_PERMISSION": kiloAsk,
 			},
 			Files:   map[string]string{".fabric-kilo/kilo.json": kiloConfig},
 			DropEnv: []string{"KILO_CONFIG_CONTENT", "KILO_CONFIG_DIR", "KILO_SERVER_PASSWORD", "KILO_SERVER_USERNAME"},

@@ -377,7 +377,8 @@ func TestDroidAndKiloProfiles(t *testing.T) {
 		{ProfileKilo, DescriptorKilo,
 			[]string{"acp"},
 			map[string]string{"KILO_CONFIG": "/rt/home/.fabric-kilo/kilo.json", "KILO_DISABLE_PROJECT_CONFIG": "1",
-				"KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_MODELS_FETCH": "1", "FABRIC_KILO_MODEL_KEY": "sk-value-never-in-files"},
+				"KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_MODELS_FETCH": "1", "FABRIC_KILO_MODEL_KEY": "sk-value-never-in-files",
+				"KILO_PERMISSION": `{"bash":"ask","edit":"ask","webfetch":"ask"}`},
 			".fabric-kilo/kilo.json",
 			[]string{`"baseURL":"http://127.0.0.1:9/v1"`, `"model":"fabric/m-1"`, `"apiKey":"{env:FABRIC_KILO_MODEL_KEY}"`, `"enabled_providers":["fabric"]`}},
 	}
