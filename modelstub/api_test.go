@@ -217,7 +217,16 @@ var (
 	schemaCodexExec     = jsonObj{"type": "object", "properties": jsonObj{"cmd": jsonObj{"type": "string"}, "workdir": jsonObj{"type": "string"}, "yield_time_ms": jsonObj{"type": "number"}}, "required": []any{"cmd"}}
 	schemaOpenCodeBash  = jsonObj{"type": "object", "properties": jsonObj{"command": jsonObj{"type": "string"}, "description": jsonObj{"type": "string"}, "workdir": jsonObj{"type": "string"}}, "required": []any{"command", "description"}}
 	schemaQwenShell     = jsonObj{"type": "object", "properties": jsonObj{"command": jsonObj{"type": "string"}, "is_background": jsonObj{"type": "boolean"}, "description": jsonObj{"type": "string"}}, "required": []any{"command", "is_background"}}
-	schemaGeminiUpper   = jsonObj{"type": "OBJECT", "properties": jsonObj{"command": jsonObj{"type": "ARRAY", "items": jsonObj{"type": "STRING"}}}, "required": []any{"command"}}
+	// Droid's Execute: a sentence-cased summary (pattern), a risk level it
+	// trusts (low runs unasked) and the reason for it, all required.
+	schemaDroidExecute = jsonObj{"type": "object", "properties": jsonObj{
+		"summary":         jsonObj{"type": "string", "pattern": `^[A-Z]\S*(?:\s+\S+){2,7}$`},
+		"command":         jsonObj{"type": "string"},
+		"timeout":         jsonObj{"type": "number"},
+		"riskLevelReason": jsonObj{"type": "string"},
+		"riskLevel":       jsonObj{"type": "string", "enum": []any{"high", "medium", "low"}},
+	}, "required": []any{"summary", "command", "riskLevelReason", "riskLevel"}}
+	schemaGeminiUpper = jsonObj{"type": "OBJECT", "properties": jsonObj{"command": jsonObj{"type": "ARRAY", "items": jsonObj{"type": "STRING"}}}, "required": []any{"command"}}
 )
 
 func TestToolCallShapesEveryAPI(t *testing.T) {
@@ -240,6 +249,7 @@ rules:
 		{"run_shell_command", schemaQwenShell, jsonObj{"command": cmdline, "is_background": false}},
 		{"exec", schemaGeminiUpper, jsonObj{"command": argv}},
 		{"exec", nil, jsonObj{"command": cmdline}},
+		{"Execute", schemaDroidExecute, jsonObj{"command": cmdline, "summary": "Run the scripted stub command", "riskLevel": "low", "riskLevelReason": "Requested by the Fabric model stub script"}},
 	}
 	for _, ac := range apiCases {
 		for _, stream := range []bool{false, true} {

@@ -132,7 +132,7 @@ type Reply struct {
 type ToolCall struct {
 	// Command is the shell command. The call goes to the first shell-like
 	// tool the request offers (exec_command, shell, shell_command, Bash,
-	// bash, exec, run_shell_command, local_shell, …) and its arguments
+	// bash, exec, run_shell_command, Execute, local_shell, …) and its arguments
 	// follow that tool's JSON schema: an array `command` property gets
 	// ["bash", "-lc", Command], a string one gets Command, and the other
 	// required properties get plausible values.

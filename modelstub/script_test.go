@@ -162,3 +162,29 @@ func TestScriptIsCopied(t *testing.T) {
 		t.Fatalf("the server saw a later change to the script: %q", res.text)
 	}
 }
+
+func TestExampleStringFollowsPattern(t *testing.T) {
+	cases := []struct {
+		name   string
+		schema map[string]any
+		prop   string
+		want   string
+	}{
+		{"no pattern", map[string]any{"type": "string"}, "title", "Fabric model stub"},
+		{"pattern matches the plain value", map[string]any{"type": "string", "pattern": `^[A-Z]`}, "title", "Fabric model stub"},
+		{"sentence-cased summary", map[string]any{"type": "string", "pattern": `^[A-Z]\S*(?:\s+\S+){2,7}$`}, "summary", "Run the scripted stub command"},
+		{"a slug", map[string]any{"type": "string", "pattern": `^[a-z-]+$`}, "name", "fabric-model-stub"},
+		{"nothing fits: the plain value", map[string]any{"type": "string", "pattern": `^\d{5}$`}, "name", "Fabric model stub"},
+		{"ECMA-only syntax is ignored", map[string]any{"type": "string", "pattern": `^(?=x)`}, "name", "Fabric model stub"},
+		{"risk enum picks low", map[string]any{"type": "string", "enum": []any{"high", "medium", "low"}}, "riskLevel", "low"},
+		{"risk enum without low: the first", map[string]any{"type": "string", "enum": []any{"safe", "unsafe"}}, "risk", "safe"},
+		{"other enum: the first", map[string]any{"type": "string", "enum": []any{"high", "low"}}, "level", "high"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := exampleValue(c.schema, c.prop, "", 0); got != c.want {
+				t.Fatalf("got %v, want %q", got, c.want)
+			}
+		})
+	}
+}

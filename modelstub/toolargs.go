@@ -1,6 +1,7 @@
 package modelstub
 
 import (
+	"regexp"
 	"sort"
 	"strings"
 )
@@ -127,10 +128,19 @@ func exampleValue(s map[string]any, name, workdir string, depth int) any {
 	if v, ok := s["default"]; ok {
 		return cloneJSONValue(v)
 	}
+	n := strings.ToLower(name)
 	if e := arr(s["enum"]); len(e) > 0 {
+		// A risk the model declares (Droid's Execute trusts riskLevel)
+		// is the lowest the tool offers, so the call runs unasked.
+		if strings.Contains(n, "risk") {
+			for _, v := range e {
+				if str(v) == "low" {
+					return "low"
+				}
+			}
+		}
 		return cloneJSONValue(e[0])
 	}
-	n := strings.ToLower(name)
 	types := schemaTypes(s)
 	typ := ""
 	for _, t := range types {
@@ -186,6 +196,11 @@ func exampleValue(s map[string]any, name, workdir string, depth int) any {
 		}
 		return v
 	}
+	return matchPattern(s, exampleString(n, workdir))
+}
+
+// exampleString is a plausible string for a property named n (lower case).
+func exampleString(n, workdir string) string {
 	switch {
 	case strings.Contains(n, "dir") || n == "cwd" || strings.Contains(n, "path"):
 		if workdir != "" {
@@ -194,6 +209,33 @@ func exampleValue(s map[string]any, name, workdir string, depth int) any {
 		return "."
 	case strings.Contains(n, "description") || strings.Contains(n, "reason") || strings.Contains(n, "justification"):
 		return "Requested by the Fabric model stub script"
+	case strings.Contains(n, "summary"):
+		// Droid's Execute wants a sentence-cased summary of 3-8 words.
+		return "Run the scripted stub command"
 	}
 	return "Fabric model stub"
+}
+
+// patternCandidates are tried, in order, when a string property's
+// pattern rejects the plausible value.
+var patternCandidates = []string{"Run the scripted stub command", "fabric-model-stub", "stub", "Stub", "0"}
+
+// matchPattern returns v when the schema has no pattern or v matches it,
+// else the first candidate that matches, else v. A pattern Go's regexp
+// cannot compile (JSON Schema patterns are ECMA-262) is ignored.
+func matchPattern(s map[string]any, v string) string {
+	pat := str(s["pattern"])
+	if pat == "" {
+		return v
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil || re.MatchString(v) {
+		return v
+	}
+	for _, c := range patternCandidates {
+		if re.MatchString(c) {
+			return c
+		}
+	}
+	return v
 }

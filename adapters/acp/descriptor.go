@@ -18,6 +18,10 @@ var (
 	DescriptorClaude []byte
 	//go:embed openclaw.fabric-adapter.json
 	DescriptorOpenClaw []byte
+	//go:embed droid.fabric-adapter.json
+	DescriptorDroid []byte
+	//go:embed kilo.fabric-adapter.json
+	DescriptorKilo []byte
 )
 
 // Named is one embedded descriptor and its file name.
@@ -35,5 +39,7 @@ func Descriptors() []Named {
 		{"acp-codex-acp.fabric-adapter.json", DescriptorCodexACP},
 		{"acp-claude-agent-acp.fabric-adapter.json", DescriptorClaude},
 		{"acp-openclaw.fabric-adapter.json", DescriptorOpenClaw},
+		{"acp-droid.fabric-adapter.json", DescriptorDroid},
+		{"acp-kilo.fabric-adapter.json", DescriptorKilo},
 	}
 }

@@ -3,8 +3,9 @@
 // runtime, session/prompt per invoke, session/cancel on cancel,
 // session/update mapped to Fabric events). Bundled profiles translate
 // FabricConfig into each agent's own env and config files (Gemini CLI, Qwen
-// Code, codex-acp, claude-agent-acp, and OpenClaw's ACP bridge to a running
-// Gateway); any other ACP agent needs only a descriptor whose runner sets
+// Code, codex-acp, claude-agent-acp, Factory Droid, Kilo Code, and
+// OpenClaw's ACP bridge to a running Gateway); any other ACP agent needs
+// only a descriptor whose runner sets
 // FABRIC_ACP_PROFILE to a JSON profile.
 //
 // It answers fs/read_text_file and fs/write_text_file inside the workspace

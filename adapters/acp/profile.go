@@ -80,7 +80,28 @@ const (
 	ProfileCodexACP = "codex-acp"
 	ProfileClaude   = "claude-agent-acp"
 	ProfileOpenClaw = "openclaw"
+	ProfileDroid    = "droid"
+	ProfileKilo     = "kilo"
 )
+
+// droidSettings is Droid's ~/.factory/settings.json: FabricConfig's model
+// as its one custom model (BYOK, no Factory login), on Chat Completions;
+// Droid expands ${VAR} from its environment, so the key stays there.
+const droidSettings = `{"customModels":[{"model":"{model}","displayName":"Fabric","baseUrl":"{base_url}",` +
+	`"apiKey":"${FABRIC_DROID_MODEL_KEY}","provider":"generic-chat-completion-api","maxOutputTokens":8192}]}`
+
+// kiloAsk is Kilo's permission overlay (KILO_PERMISSION) that makes it ask
+// before running a command, editing a file or fetching a URL.
+const kiloAsk = `{"bash":"ask","edit":"ask","webfetch":"ask"}`
+
+// kiloConfig is Kilo's configuration (OpenCode's format): FabricConfig's
+// endpoint as the only enabled provider ({env:NAME} is Kilo's reference to
+// a variable, not a placeholder).
+const kiloConfig = `{"model":"fabric/{model}","small_model":"fabric/{model}","enabled_providers":["fabric"],` +
+	`"autoupdate":false,"share":"disabled",` +
+	`"provider":{"fabric":{"npm":"@ai-sdk/openai-compatible","name":"Fabric",` +
+	`"options":{"baseURL":"{base_url}","apiKey":"{env:FABRIC_KILO_MODEL_KEY}"},` +
+	`"models":{"{model}":{"name":"{model}","tool_call":true,"limit":{"context":128000,"output":8192}}}}}}`
 
 var quietSettings = `{"security":{"auth":{"selectedType":"%s"},"folderTrust":{"enabled":false}},` +
 	`"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},` +
@@ -165,6 +186,44 @@ func Bundled(name string) (Profile, bool) {
 				"gateway_token_file": {Kind: KindFile},
 				"session_key":        {Kind: KindString},
 			},
+		}, true
+	case ProfileDroid:
+		// `droid exec --output-format acp`. Without FACTORY_AIRGAP_ENABLED
+		// the public build calls Factory's API and telemetry hosts on
+		// every run, even with a custom model and no login.
+		return Profile{
+			Name: name, Command: "droid", Args: []string{"exec", "--output-format", "acp"},
+			ModelArgs: []string{"-m", "custom:{model}"},
+			Env: map[string]string{
+				"FABRIC_DROID_MODEL_KEY": "{api_key}", "FACTORY_AIRGAP_ENABLED": "true",
+				"FACTORY_DROID_AUTO_UPDATE_ENABLED": "false", "FACTORY_DISABLE_KEYRING": "1", "DO_NOT_TRACK": "1",
+			},
+			Files:   map[string]string{".factory/settings.json": droidSettings},
+			DropEnv: []string{"FACTORY_API_KEY", "FACTORY_HOME_OVERRIDE"},
+		}, true
+	case ProfileKilo:
+		// `kilo acp`. Kilo writes into the configuration file it is given
+		// (it adds "$schema"), so it gets a fresh copy under the runtime's
+		// private HOME at every start, outside the workspace; it also walks
+		// up from its cwd and loads any kilo.json / opencode.json it finds,
+		// which KILO_DISABLE_PROJECT_CONFIG turns off. The rest keeps it
+		// on loopback (models.dev, PostHog, Kilo's gateway) and quiet.
+		return Profile{
+			Name: name, Command: "kilo", Args: []string{"acp"},
+			Env: map[string]string{
+				"KILO_CONFIG": "{home}/.fabric-kilo/kilo.json", "FABRIC_KILO_MODEL_KEY": "{api_key}",
+				"KILO_DISABLE_PROJECT_CONFIG": "1", "KILO_TELEMETRY_LEVEL": "off", "KILO_NO_DAEMON": "1",
+				"KILO_DISABLE_AUTOUPDATE": "1", "KILO_DISABLE_MODELS_FETCH": "1", "KILO_DISABLE_DEFAULT_PLUGINS": "1",
+				"KILO_PURE": "1", "KILO_DISABLE_SHARE": "1", "KILO_DISABLE_LSP_DOWNLOAD": "1",
+				"KILO_DISABLE_CLAUDE_CODE": "1", "KILO_DISABLE_EXTERNAL_SKILLS": "1", "KILO_DISABLE_SESSION_INGEST": "1",
+				"KILO_DISABLE_PRESENCE": "1", "KILO_DISABLE_CODEBASE_INDEXING": "1",
+				// Kilo runs commands and edits without asking by default:
+				// it asks (session/request_permission) and the adapter's
+				// permission_policy answers, so every decision is an event.
+				"KILO_PERMISSION": kiloAsk,
+			},
+			Files:   map[string]string{".fabric-kilo/kilo.json": kiloConfig},
+			DropEnv: []string{"KILO_CONFIG_CONTENT", "KILO_CONFIG_DIR", "KILO_SERVER_PASSWORD", "KILO_SERVER_USERNAME"},
 		}, true
 	}
 	return Profile{}, false

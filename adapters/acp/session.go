@@ -179,7 +179,10 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	}
 	extra := prof.env(vars)
 	for k, v := range prof.Env {
-		if _, ok := extra[k]; ok && strings.HasPrefix(v, "{home}/") { // a private directory the agent expects to exist
+		// A private directory the agent expects to exist (unless it names
+		// one of the profile's files, e.g. a configuration file).
+		_, isFile := prof.Files[strings.TrimPrefix(v, "{home}/")]
+		if _, ok := extra[k]; ok && strings.HasPrefix(v, "{home}/") && !isFile {
 			if err := os.MkdirAll(extra[k], 0o700); err != nil {
 				return nil, startErr(CodeStartFailed, err)
 			}
@@ -478,10 +481,8 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(errors.New("the agent exited during the turn")).Error()}
 	}
 	if a.err != nil {
-		select {
-		case <-s.proc.Done():
+		if s.exited() {
 			return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(a.err).Error()}
-		default:
 		}
 		return t.result(contract.StatusFailed, &contract.AgentRunError{Code: CodeTurnFailed, Message: a.err.Error()}, nil), nil
 	}
@@ -496,6 +497,27 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		return t.result(contract.StatusFailed, &contract.AgentRunError{Code: CodeMaxTurns, Message: "the turn hit its request limit"}, a.res.Usage), nil
 	}
 	return t.result(contract.StatusSucceeded, nil, a.res.Usage), nil
+}
+
+// exited reports whether the agent has exited. When the connection is
+// already closed (the agent's stdout ended, e.g. "peer disconnected" on a
+// pending prompt) the exit is moments away: it waits up to exitWait for
+// it, so that a turn whose agent died is never classed as a turn failure
+// (Droid exits with code 0 on SIGTERM, before or after its stdout closes).
+func (s *session) exited() bool {
+	select {
+	case <-s.proc.Done():
+		return true
+	case <-s.conn.Done():
+	default:
+		return false
+	}
+	select {
+	case <-s.proc.Done():
+		return true
+	case <-time.After(exitWait):
+		return false
+	}
 }
 
 // Health reports whether the agent process and the connection are up.

@@ -349,3 +349,84 @@ func TestOpenClawDescriptorMatchesProfile(t *testing.T) {
 		t.Errorf("settings_schema properties %v, want %v", got, want)
 	}
 }
+
+// TestDroidAndKiloProfiles: what the droid and kilo profiles give their
+// agent for a configured model: the switches that keep each on loopback
+// (Droid calls Factory's hosts without FACTORY_AIRGAP_ENABLED), the model
+// key in env only, valid JSON configuration files naming FabricConfig's
+// URL, Kilo's configuration file under the private HOME (Kilo writes into
+// it), and descriptors that name their profile.
+func TestDroidAndKiloProfiles(t *testing.T) {
+	vars := map[string]string{
+		"home": "/rt/home", "workspace": "/ws", "model": "m-1", "base_url": "http://127.0.0.1:9/v1",
+		"api_key_env": "MY_KEY", "api_key": "sk-value-never-in-files",
+	}
+	cases := []struct {
+		profile    string
+		descriptor []byte
+		argv       []string
+		env        map[string]string
+		file       string
+		fileHas    []string
+	}{
+		{ProfileDroid, DescriptorDroid,
+			[]string{"exec", "--output-format", "acp", "-m", "custom:m-1"},
+			map[string]string{"FACTORY_AIRGAP_ENABLED": "true", "FABRIC_DROID_MODEL_KEY": "sk-value-never-in-files"},
+			".factory/settings.json",
+			[]string{`"baseUrl":"http://127.0.0.1:9/v1"`, `"model":"m-1"`, `"apiKey":"${FABRIC_DROID_MODEL_KEY}"`}},
+		{ProfileKilo, DescriptorKilo,
+			[]string{"acp"},
+			map[string]string{"KILO_CONFIG": "/rt/home/.fabric-kilo/kilo.json", "KILO_DISABLE_PROJECT_CONFIG": "1",
+				"KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_MODELS_FETCH": "1", "FABRIC_KILO_MODEL_KEY": "sk-value-never-in-files",
+				"KILO_PERMISSION": `{"bash":"ask","edit":"ask","webfetch":"ask"}`},
+			".fabric-kilo/kilo.json",
+			[]string{`"baseURL":"http://127.0.0.1:9/v1"`, `"model":"fabric/m-1"`, `"apiKey":"{env:FABRIC_KILO_MODEL_KEY}"`, `"enabled_providers":["fabric"]`}},
+	}
+	for _, c := range cases {
+		t.Run(c.profile, func(t *testing.T) {
+			p, ok := Bundled(c.profile)
+			if !ok {
+				t.Fatal("no such profile")
+			}
+			if err := p.check(); err != nil {
+				t.Fatal(err)
+			}
+			if got := p.argv(vars, PolicyAllow, nil); !slices.Equal(got, c.argv) {
+				t.Errorf("argv %q, want %q", got, c.argv)
+			}
+			env := p.env(vars)
+			for k, v := range c.env {
+				if env[k] != v {
+					t.Errorf("env %s=%q, want %q", k, env[k], v)
+				}
+			}
+			content, ok := p.Files[c.file]
+			if !ok {
+				t.Fatalf("no file %s in %v", c.file, p.Files)
+			}
+			got := expand(content, vars)
+			if !json.Valid([]byte(got)) {
+				t.Fatalf("%s is not JSON: %s", c.file, got)
+			}
+			for _, want := range c.fileHas {
+				if !strings.Contains(got, want) {
+					t.Errorf("%s lacks %s: %s", c.file, want, got)
+				}
+			}
+			if strings.Contains(got, vars["api_key"]) {
+				t.Errorf("%s holds the key's value", c.file)
+			}
+			var d struct {
+				Runner struct {
+					Env map[string]string `json:"env"`
+				} `json:"runner"`
+			}
+			if err := json.Unmarshal(c.descriptor, &d); err != nil {
+				t.Fatal(err)
+			}
+			if d.Runner.Env[EnvProfile] != c.profile {
+				t.Errorf("descriptor runner.env %v", d.Runner.Env)
+			}
+		})
+	}
+}

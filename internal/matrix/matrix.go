@@ -49,7 +49,10 @@ type npmPackage struct {
 	Version string
 	Bins    []string
 	Peers   []string
-	Project string // project directory relative to the repository root
+	// Optional are its optional dependencies (a launcher's platform
+	// packages, which a project may name itself to pin the binary).
+	Optional []string
+	Project  string // project directory relative to the repository root
 }
 
 // Build collects the rows for the bundled descriptors and the descriptors
@@ -178,9 +181,19 @@ func pinnedFor(bins []string, pkgs []npmPackage) []string {
 			continue
 		}
 		for _, p := range pkgs {
-			if slices.Contains(p.Bins, b) {
-				if v := p.Name + " " + p.Version; !slices.Contains(out, v) {
-					out = append(out, v)
+			if !slices.Contains(p.Bins, b) {
+				continue
+			}
+			if v := p.Name + " " + p.Version; !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+			// The platform package holding the binary, when the project
+			// names it beside the launcher.
+			for _, q := range pkgs {
+				if q.Project == p.Project && slices.Contains(p.Optional, q.Name) {
+					if v := q.Name + " " + q.Version; !slices.Contains(out, v) {
+						out = append(out, v)
+					}
 				}
 			}
 		}
@@ -235,6 +248,7 @@ func harnessPackages(root string) ([]npmPackage, []string, error) {
 				Version string          `json:"version"`
 				Bin     json.RawMessage `json:"bin"`
 				Peers   map[string]any  `json:"peerDependencies"`
+				Opt     map[string]any  `json:"optionalDependencies"`
 			} `json:"packages"`
 		}
 		if data, err := os.ReadFile(filepath.Join(dir, "package-lock.json")); err == nil {
@@ -253,6 +267,7 @@ func harnessPackages(root string) ([]npmPackage, []string, error) {
 					p.Bins = sortedKeys(bins)
 				}
 				p.Peers = sortedKeys(l.Peers)
+				p.Optional = sortedKeys(l.Opt)
 			}
 			pkgs = append(pkgs, p)
 		}
