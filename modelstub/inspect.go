@@ -390,6 +390,7 @@ var shellTools = map[string]bool{
 	"exec_command": true, "shell": true, "shell_command": true, "local_shell": true,
 	"bash": true, "exec": true, "run_shell_command": true, "run_command": true,
 	"execute_command": true, "run_terminal_cmd": true, "terminal": true,
+	"execute": true, // Factory Droid's Execute
 }
 
 func isShellTool(t tool) bool {
