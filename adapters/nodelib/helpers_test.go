@@ -87,7 +87,11 @@ func newLive(t testing.TB, h harness, script *modelstub.Script) *live {
 	env := append(os.Environ(), keyEnv+"="+testKey,
 		// Ambient provider settings must not be used.
 		"OPENAI_API_KEY=sk-ambient-must-not-be-sent", "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "LANGSMITH_TRACING=true")
+	// Node's fetch (which the libraries' OpenAI clients use) ignores the
+	// proxy variables unless NODE_USE_ENV_PROXY is set: with it, any
+	// request to a host other than loopback reaches the sentinel.
 	env = append(env, l.proxy.Env()...)
+	env = append(env, "NODE_USE_ENV_PROXY=1")
 	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
 		fabric.WithEnv(livetest.Lookup(env)), fabric.WithExtraPath(path...))
 	return l
