@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -85,6 +86,26 @@ func (r Report) Item(id string) (Item, bool) {
 		}
 	}
 	return Item{}, false
+}
+
+// Unexpected lists what a test of an adapter should report as errors:
+// every failed item, every skipped item whose name is not in mayskip (the
+// items its profile documents as not provokable), and a report that did
+// not pass.
+func (r Report) Unexpected(mayskip ...string) []string {
+	var out []string
+	for _, it := range r.Items {
+		switch {
+		case it.Verdict == Fail:
+			out = append(out, fmt.Sprintf("item %s %s failed: %s", it.ID, it.Name, it.Detail))
+		case it.Verdict == Skip && !slices.Contains(mayskip, it.Name):
+			out = append(out, fmt.Sprintf("item %s %s skipped: %s", it.ID, it.Name, it.Detail))
+		}
+	}
+	if !r.Passed {
+		out = append(out, "the report did not pass")
+	}
+	return out
 }
 
 // Summary is the report's last text line.

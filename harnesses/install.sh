@@ -42,6 +42,13 @@ install "$here"
 # on PATH it runs on Node 24, and so do the packages' install scripts.
 PATH="$node24:$PATH" install "$here/node24"
 PATH="$node24:$PATH" install "$here/acp"
+# Deep Agents JS and Strands Agents TS (libraries) with our Node hosts
+# (host/, on the kit hostkit/); their bins lead the printed path.
+PATH="$node24:$PATH" install "$here/deepagents"
+PATH="$node24:$PATH" install "$here/strands"
+if [[ ${1:-} == --print-path ]]; then
+  printf '%s:' "$here/deepagents/node_modules/.bin" "$here/strands/node_modules/.bin"
+fi
 PATH="$node24:$PATH" install "$here/pi"
 PATH="$node24:$PATH" install "$here/opencode"
 PATH="$node24:$PATH" install "$here/mcp"

@@ -243,6 +243,7 @@ rules:
 		want   jsonObj
 	}{
 		{"Bash", schemaStringCommand, jsonObj{"command": cmdline}},
+		{"execute", schemaStringCommand, jsonObj{"command": cmdline}}, // Deep Agents (LocalShellBackend)
 		{"shell", schemaArrayCommand, jsonObj{"command": argv}},
 		{"exec_command", schemaCodexExec, jsonObj{"cmd": cmdline}},
 		{"bash", schemaOpenCodeBash, jsonObj{"command": cmdline, "description": "Requested by the Fabric model stub script"}},

@@ -9,6 +9,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/acp"
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/adapters/codex"
+	"github.com/fabric-runtime/fabric/adapters/nodelib"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/adapters/pi"
@@ -33,6 +34,10 @@ func Descriptors() []Descriptor {
 		{Name: "pi.fabric-adapter.json", Data: pi.Descriptor},
 	}
 	for _, d := range acp.Descriptors() {
+		ds = append(ds, Descriptor{Name: d.Name, Data: d.Data})
+	}
+	// Library harnesses with Node hosts (no Go adapter to look up).
+	for _, d := range nodelib.Descriptors() {
 		ds = append(ds, Descriptor{Name: d.Name, Data: d.Data})
 	}
 	return ds

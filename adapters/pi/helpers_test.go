@@ -3,19 +3,16 @@
 package pi_test
 
 import (
-	"context"
-	"encoding/json"
-	"github.com/fabric-runtime/fabric/internal/livetest"
-	"github.com/fabric-runtime/fabric/internal/testproc"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/pi"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -106,64 +103,23 @@ func (l *live) config(settings map[string]any, extra map[string]any) map[string]
 
 func (l *live) start(cfg map[string]any) *fabric.Runtime {
 	l.t.Helper()
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	loaded, err := l.client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
-	if err != nil {
-		l.t.Fatalf("config: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	rt, err := l.client.StartRuntime(ctx, loaded)
-	if err != nil {
-		l.t.Fatalf("start: %v", err)
-	}
-	l.t.Cleanup(func() { rt.Stop(context.Background()) })
-	return rt
+	return harnesstest.Start(l.t, l.client, cfg)
 }
 
 func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	res, err := rt.Invoke(ctx, input)
-	if err != nil {
-		t.Fatalf("invoke %q: %v", input, err)
-	}
-	return res
+	return harnesstest.Invoke(t, rt, input)
 }
 
 // checkRequests fails the test when pi reached anything but the configured
 // endpoint with the configured key.
 func (l *live) checkRequests() {
 	l.t.Helper()
-	if n := l.proxy.Hits(); n > 0 {
-		l.t.Errorf("pi opened %d connections to the sentinel proxy: it tried to reach another host", n)
-	}
-	reqs := l.stub.Requests()
-	if len(reqs) == 0 {
-		l.t.Error("the model endpoint saw no request")
-	}
-	for _, r := range reqs {
-		if !strings.HasPrefix(r.Path, "/v1/") || !r.KeyOK || r.AuthHeader != "authorization" {
-			l.t.Errorf("request %d %s %s: auth %q key_ok %v", r.Seq, r.Method, r.Path, r.AuthHeader, r.KeyOK)
-		}
-		if strings.Contains(string(r.Body), "sk-ambient") {
-			l.t.Errorf("request %d carries the ambient key", r.Seq)
-		}
-	}
+	harnesstest.CheckEndpoint(l.t, l.stub, l.proxy, "sk-ambient")
 }
 
 func events(res *contract.RunResult, kind string) []contract.FabricEvent {
-	var out []contract.FabricEvent
-	for _, e := range res.Events {
-		if e.Kind == kind {
-			out = append(out, e)
-		}
-	}
-	return out
+	return harnesstest.Events(res, kind)
 }
 
 // piPid finds the pi process the host started (its only child).

@@ -271,6 +271,7 @@ func harnessPackages(root string) ([]npmPackage, []string, error) {
 			}
 			pkgs = append(pkgs, p)
 		}
+		pkgs = creditLinkedHosts(dir, proj, pkgs)
 		if st, err := os.Stat(filepath.Join(dir, "node_modules")); err == nil && st.IsDir() {
 			nms = append(nms, filepath.Join(dir, "node_modules"))
 		}
@@ -358,4 +359,42 @@ func Generate(root string, bundled []Descriptor) ([]byte, error) {
 		return nil, err
 	}
 	return Render(rows), nil
+}
+
+// creditLinkedHosts reads the lockfile of the project in dir for folders
+// linked into it ("file:" dependencies, such as an adapter host of ours).
+// Such a folder is unversioned; its binaries stand for the packages it
+// drives, so they are credited to its peers pinned in the same project.
+// Lockfile errors were reported by the main read.
+func creditLinkedHosts(dir, proj string, pkgs []npmPackage) []npmPackage {
+	data, err := os.ReadFile(filepath.Join(dir, "package-lock.json"))
+	if err != nil {
+		return pkgs
+	}
+	var lock struct {
+		Packages map[string]struct {
+			Link     bool            `json:"link"`
+			Resolved string          `json:"resolved"`
+			Bin      json.RawMessage `json:"bin"`
+			Peers    map[string]any  `json:"peerDependencies"`
+		} `json:"packages"`
+	}
+	if json.Unmarshal(data, &lock) != nil {
+		return pkgs
+	}
+	for _, key := range sortedKeys(lock.Packages) {
+		if l := lock.Packages[key]; strings.HasPrefix(key, "node_modules/") && l.Link {
+			target := lock.Packages[l.Resolved]
+			var bins map[string]string
+			if json.Unmarshal(target.Bin, &bins) != nil || len(bins) == 0 {
+				continue
+			}
+			for i := range pkgs {
+				if _, peer := target.Peers[pkgs[i].Name]; peer && pkgs[i].Project == proj {
+					pkgs[i].Bins = append(pkgs[i].Bins, sortedKeys(bins)...)
+				}
+			}
+		}
+	}
+	return pkgs
 }

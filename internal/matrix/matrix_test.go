@@ -60,10 +60,13 @@ func TestMatrixPicksUpNewAdapters(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(filepath.Join(h, "package.json"), `{"dependencies": {"demo-agent": "1.2.3", "demo-host": "0.1.0"}}`)
+	write(filepath.Join(h, "package.json"), `{"dependencies": {"demo-agent": "1.2.3", "demo-host": "0.1.0", "demo-lib": "2.0.1", "lib-host": "file:host"}}`)
 	write(filepath.Join(h, "package-lock.json"), `{"packages": {
 		"node_modules/demo-agent": {"version": "1.2.3", "bin": {"demo": "cli.js"}},
-		"node_modules/demo-host": {"version": "0.1.0", "peerDependencies": {"demo-agent": "^1"}}}}`)
+		"node_modules/demo-host": {"version": "0.1.0", "peerDependencies": {"demo-agent": "^1"}},
+		"node_modules/demo-lib": {"version": "2.0.1"},
+		"node_modules/lib-host": {"resolved": "host", "link": true},
+		"host": {"name": "lib-host", "version": "0.0.0", "bin": {"lib-host": "host.mjs"}, "peerDependencies": {"demo-lib": "2.0.1"}}}}`)
 	write(filepath.Join(h, "node_modules", "demo-host", "demo.fabric-adapter.json"), `{
 		"contract_version": "fabric.adapter/v1alpha2", "adapter_id": "example.host", "adapter_kind": "process",
 		"runner": {"command": "node", "script": "cli.js"}, "requirements": {"binaries": ["node"]},
@@ -75,7 +78,13 @@ func TestMatrixPicksUpNewAdapters(t *testing.T) {
 		"capabilities": {"streaming": true, "cancellation": true},
 		"settings_schema": {"type": "object", "properties": {"permission_mode": {"type": "string"}, "resume_session": {"type": "string"}}},
 		"interfaces": [{"name": "web", "kind": "http"}]}`
-	out, err := matrix.Generate(root, []matrix.Descriptor{{Name: "native.fabric-adapter.json", Data: []byte(bundledDesc)}})
+	// A bundled descriptor whose host is a linked folder of the project:
+	// pinned are the packages that host drives (its peers).
+	libDesc := `{
+		"contract_version": "fabric.adapter/v1alpha2", "adapter_id": "example.lib", "harness": "demolib", "adapter_kind": "process",
+		"runner": {"command": "lib-host", "protocol": "fabric.host/v2"}, "requirements": {"binaries": ["lib-host", "node"]},
+		"config": {"accepts": ["models"]}}`
+	out, err := matrix.Generate(root, []matrix.Descriptor{{Name: "native.fabric-adapter.json", Data: []byte(bundledDesc)}, {Name: "lib.fabric-adapter.json", Data: []byte(libDesc)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,6 +92,7 @@ func TestMatrixPicksUpNewAdapters(t *testing.T) {
 	for _, want := range []string{
 		"| `example.host` | npm demo-host 0.1.0 | demo-agent 1.2.3 | fabric.host/v1 | enabled | — | yes | no | — | — | no | — |",
 		"| `example.native` | bundled | demo: demo-agent 1.2.3 | fabric.host/v2 | blocked | mcp | no | yes | `resume_session` | `permission_mode` | yes | web (http) |",
+		"| `example.lib` | bundled | demolib: demo-lib 2.0.1 |",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("matrix lacks\n%s\n---\n%s", want, s)

@@ -1,0 +1,25 @@
+//go:build linux
+
+package nodelib_test
+
+import (
+	"testing"
+
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
+)
+
+// TestConformance runs the conformance suite with each harness's profile
+// against its real Node host and a modelstub serving
+// conformance.modelstub.yaml; every item must pass, except the ones the
+// profiles document as not provokable, which may be skipped.
+func TestConformance(t *testing.T) {
+	livetest.Short(t, "the Deep Agents and Strands hosts from harnesses/")
+	for _, h := range harnesses {
+		t.Run(h.name, func(t *testing.T) {
+			path := harnessPath(t, h)
+			// malformed_output cannot be provoked (see the profiles).
+			harnesstest.Conformance(t, "conformance."+h.name+".yaml", "conformance.modelstub.yaml", path, "malformed-output")
+		})
+	}
+}

