@@ -81,24 +81,8 @@ func newLive(t testing.TB, script *modelstub.Script) *live {
 }
 
 func (l *live) config(settings map[string]any, extra map[string]any) map[string]any {
-	if settings == nil {
-		settings = map[string]any{}
-	}
-	cfg := map[string]any{
-		"schema_version": "fabric.agent/v1alpha1",
-		"metadata":       map[string]any{"name": "pi-live"},
-		"runtime":        map[string]any{},
-		"harness":        map[string]any{"adapter_id": pi.ID, "settings": settings},
-		"models": map[string]any{"default": map[string]any{
-			"provider": "fabric-stub", "model": testModel, "api_key_env": keyEnv, "base_url": l.stub.OpenAIBaseURL(),
-		}},
-		"discovery":   map[string]any{"local_paths": []any{l.descDir}},
-		"environment": map[string]any{"provider": "local", "workspace": l.workspace},
-	}
-	for k, v := range extra {
-		cfg[k] = v
-	}
-	return cfg
+	return harnesstest.Doc{Name: "pi-live", AdapterID: pi.ID, Settings: settings, Model: testModel, KeyEnv: keyEnv,
+		BaseURL: l.stub.OpenAIBaseURL(), DescDir: l.descDir, Workspace: l.workspace, Extra: extra}.Map()
 }
 
 func (l *live) start(cfg map[string]any) *fabric.Runtime {

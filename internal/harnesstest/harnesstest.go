@@ -189,3 +189,37 @@ func Conformance(t testing.TB, profileFile, scriptFile string, path []string, ma
 		t.Error("the model endpoint saw no request")
 	}
 }
+
+// Doc is the FabricConfig document a live test starts: its adapter with
+// settings, one default model on the scripted endpoint, descriptor
+// discovery in DescDir and a local workspace. Extra keys are set last.
+type Doc struct {
+	Name, AdapterID        string
+	Settings               map[string]any
+	Model, KeyEnv, BaseURL string
+	DescDir, Workspace     string
+	Extra                  map[string]any
+}
+
+// Map is the document, as Start takes it.
+func (d Doc) Map() map[string]any {
+	settings := d.Settings
+	if settings == nil {
+		settings = map[string]any{}
+	}
+	cfg := map[string]any{
+		"schema_version": "fabric.agent/v1alpha1",
+		"metadata":       map[string]any{"name": d.Name},
+		"runtime":        map[string]any{},
+		"harness":        map[string]any{"adapter_id": d.AdapterID, "settings": settings},
+		"models": map[string]any{"default": map[string]any{
+			"provider": "fabric-stub", "model": d.Model, "api_key_env": d.KeyEnv, "base_url": d.BaseURL,
+		}},
+		"discovery":   map[string]any{"local_paths": []any{d.DescDir}},
+		"environment": map[string]any{"provider": "local", "workspace": d.Workspace},
+	}
+	for k, v := range d.Extra {
+		cfg[k] = v
+	}
+	return cfg
+}
