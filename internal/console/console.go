@@ -76,6 +76,8 @@ type Console struct {
 	origin    string          // the console's own origin
 	pages     *pages
 	client    *http.Client
+	// endStreams ends every request's context (the live streams) at stop.
+	endStreams context.CancelFunc
 
 	mu       sync.Mutex
 	sessions map[string]time.Time // session secret -> created
@@ -146,8 +148,13 @@ func New(opts Options) (*Console, error) {
 		ln.Close()
 		return nil, fmt.Errorf("console: token file: %w", err)
 	}
+	// Requests run under base: live streams end as soon as the console
+	// stops, instead of holding its shutdown until they time out.
+	base, cancel := context.WithCancel(context.Background())
+	c.endStreams = cancel
 	c.srv = &http.Server{Handler: c.routes(), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(c.log.Handler(), slog.LevelDebug)}
+		BaseContext: func(net.Listener) context.Context { return base },
+		ErrorLog:    slog.NewLogLogger(c.log.Handler(), slog.LevelDebug)}
 	return c, nil
 }
 
@@ -165,13 +172,13 @@ func (c *Console) Serve(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case err := <-done:
+		c.endStreams()
 		c.close()
 		return err
 	}
+	c.endStreams()
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	// Live streams never end on their own: close what Shutdown's grace
-	// does not.
 	if err := c.srv.Shutdown(sctx); err != nil {
 		_ = c.srv.Close()
 	}
