@@ -1,4 +1,4 @@
-package document
+package strictdoc
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 	"unicode"
@@ -16,21 +17,59 @@ import (
 
 // Limits on what a document may be.
 const (
-	// MaxDocumentSize is the largest document, in bytes, that is read.
-	MaxDocumentSize = 1 << 20
+	// MaxSize is the largest document, in bytes, that is read.
+	MaxSize = 1 << 20
 	// maxDepth bounds the nesting of objects and lists.
 	maxDepth = 200
 )
 
+// Root parses data (at most MaxSize bytes) as one document whose top level
+// is a mapping and whose schema_version, when it is a string, is schema;
+// it returns nil after a fatal error (recorded in rep).
+func Root(data []byte, rep *Report, schema string) *yaml.Node {
+	if len(data) > MaxSize {
+		rep.Add(CodeTooLarge, "", 0, fmt.Sprintf("the document is over %d bytes", MaxSize))
+		return nil
+	}
+	root := Parse(data, rep)
+	if root == nil {
+		return nil
+	}
+	if KindOf(root) != KindObject {
+		rep.Add(CodeInvalidType, "", root.Line, "expected a mapping at the top level, found "+string(KindOf(root)))
+		return nil
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Value == "schema_version" && KindOf(v) == KindString && v.Value != schema {
+			rep.Add(CodeUnsupportedSchemaVersion, "schema_version", k.Line,
+				fmt.Sprintf("schema_version %q is not supported; this Fabric reads %s", v.Value, schema))
+			return nil
+		}
+	}
+	return root
+}
+
+// ReadFile reads at most MaxSize+1 bytes of path (so that Root can tell a
+// file that is too large).
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxSize+1))
+}
+
 const utf8BOM = "\xEF\xBB\xBF"
 
-// parseSource reads one YAML or JSON document and checks what no part of
-// a deployment document may hold; it returns the root node, or nil after a
-// fatal error. JSON is checked as JSON first and then read by the YAML
+// Parse reads one YAML or JSON document and checks what no part of a
+// strict document may hold; it returns the root node, or nil after a fatal
+// error (recorded in rep). JSON is checked as JSON first and then read by the YAML
 // parser (JSON is YAML), which gives every value its line.
-func parseSource(data []byte, rep *report) *yaml.Node {
+func Parse(data []byte, rep *Report) *yaml.Node {
 	data = bytes.TrimPrefix(data, []byte(utf8BOM))
-	if isJSON(rep.file, data) && !json.Valid(data) {
+	if IsJSON(rep.File, data) && !json.Valid(data) {
 		jsonSyntax(data, rep)
 		return nil
 	}
@@ -46,9 +85,9 @@ func parseSource(data []byte, rep *report) *yaml.Node {
 	case err != nil && !errors.Is(err, io.EOF):
 		yamlSyntax(rep, err)
 	case n == 2:
-		rep.add(CodeMultipleDocuments, "", docs[1].Line, "a second YAML document starts here; a deployment file holds exactly one document")
+		rep.Add(CodeMultipleDocuments, "", docs[1].Line, "a second YAML document starts here; the file holds exactly one document")
 	case n == 0 || len(docs[0].Content) == 0:
-		rep.add(CodeInvalidType, "", docs[0].Line, "the document is empty; expected a mapping")
+		rep.Add(CodeInvalidType, "", docs[0].Line, "the document is empty; expected a mapping")
 	default:
 		c := nodeChecker{rep: rep}
 		root := docs[0].Content[0]
@@ -59,8 +98,8 @@ func parseSource(data []byte, rep *report) *yaml.Node {
 	return nil
 }
 
-// isJSON: files named *.json, and any input whose first byte is '{'.
-func isJSON(name string, data []byte) bool {
+// IsJSON: files named *.json, and any input whose first byte is '{'.
+func IsJSON(name string, data []byte) bool {
 	if strings.HasSuffix(strings.ToLower(name), ".json") {
 		return true
 	}
@@ -68,7 +107,7 @@ func isJSON(name string, data []byte) bool {
 	return len(t) > 0 && t[0] == '{'
 }
 
-func jsonSyntax(data []byte, rep *report) {
+func jsonSyntax(data []byte, rep *Report) {
 	var v any
 	err := json.Unmarshal(data, &v)
 	line := 1 + bytes.Count(data, []byte{'\n'})
@@ -80,20 +119,20 @@ func jsonSyntax(data []byte, rep *report) {
 	if err != nil {
 		msg += ": " + err.Error()
 	}
-	rep.add(CodeSyntax, "", line, msg)
+	rep.Add(CodeSyntax, "", line, msg)
 }
 
-func yamlSyntax(rep *report, err error) {
+func yamlSyntax(rep *Report, err error) {
 	var le *yaml.LoadError
 	if !errors.As(err, &le) {
-		rep.add(CodeSyntax, "", 0, "invalid YAML: "+err.Error())
+		rep.Add(CodeSyntax, "", 0, "invalid YAML: "+err.Error())
 		return
 	}
 	msg := le.Message
 	if le.ContextMsg != "" {
 		msg = le.ContextMsg + ": " + msg
 	}
-	rep.add(CodeSyntax, "", le.Mark.Line, "invalid YAML: "+msg)
+	rep.Add(CodeSyntax, "", le.Mark.Line, "invalid YAML: "+msg)
 }
 
 // nodeChecker rejects, anywhere in the tree (inline FabricConfig objects
@@ -101,38 +140,38 @@ func yamlSyntax(rep *report, err error) {
 // non-scalar keys, duplicate keys, non-finite numbers and deep nesting. It
 // removes the offending pairs from mappings, so that decoding sees each key
 // once.
-type nodeChecker struct{ rep *report }
+type nodeChecker struct{ rep *Report }
 
 // node checks n and below; it returns false after a fatal error.
 func (c *nodeChecker) node(n *yaml.Node, path string, depth int) bool {
 	if depth > maxDepth {
-		c.rep.add(CodeTooLarge, path, n.Line, fmt.Sprintf("nested deeper than %d levels", maxDepth))
+		c.rep.Add(CodeTooLarge, path, n.Line, fmt.Sprintf("nested deeper than %d levels", maxDepth))
 		return false
 	}
 	if n.Anchor != "" {
-		c.rep.add(CodeUnsupportedYAML, path, n.Line, "YAML anchors (&"+n.Anchor+") are not supported; write each value out")
+		c.rep.Add(CodeUnsupportedYAML, path, n.Line, "YAML anchors (&"+n.Anchor+") are not supported; write each value out")
 	}
 	if n.Kind != yaml.AliasNode && explicitTag(n) {
-		c.rep.add(CodeUnsupportedYAML, path, n.Line, "YAML tags ("+n.Tag+") are not supported")
+		c.rep.Add(CodeUnsupportedYAML, path, n.Line, "YAML tags ("+n.Tag+") are not supported")
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		c.rep.add(CodeUnsupportedYAML, path, n.Line, "YAML aliases (*"+n.Value+") are not supported; write the value out")
+		c.rep.Add(CodeUnsupportedYAML, path, n.Line, "YAML aliases (*"+n.Value+") are not supported; write the value out")
 		n.Kind, n.Tag, n.Alias, n.Value = yaml.ScalarNode, "!!null", nil, ""
 	case yaml.ScalarNode:
-		if f, ok := scalarValue(n).(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
-			c.rep.add(CodeInvalidValue, path, n.Line, "not a finite number")
+		if f, ok := ScalarValue(n).(float64); ok && (math.IsInf(f, 0) || math.IsNaN(f)) {
+			c.rep.Add(CodeInvalidValue, path, n.Line, "not a finite number")
 		}
 	case yaml.SequenceNode:
 		for i, it := range n.Content {
-			if !c.node(it, indexPath(path, i), depth+1) {
+			if !c.node(it, IndexPath(path, i), depth+1) {
 				return false
 			}
 		}
 	case yaml.MappingNode:
 		return c.mapping(n, path, depth)
 	default:
-		c.rep.add(CodeUnsupportedYAML, path, n.Line, "unexpected YAML node")
+		c.rep.Add(CodeUnsupportedYAML, path, n.Line, "unexpected YAML node")
 		return false
 	}
 	return true
@@ -145,18 +184,18 @@ func (c *nodeChecker) mapping(n *yaml.Node, path string, depth int) bool {
 		k, val := n.Content[i], n.Content[i+1]
 		switch {
 		case k.Kind != yaml.ScalarNode:
-			c.rep.add(CodeUnsupportedYAML, path, k.Line, "a mapping key must be a string, not a list, mapping or alias")
+			c.rep.Add(CodeUnsupportedYAML, path, k.Line, "a mapping key must be a string, not a list, mapping or alias")
 			continue
 		case k.ShortTag() == "!!merge" && !explicitTag(k):
-			c.rep.add(CodeUnsupportedYAML, path, k.Line, "YAML merge keys (<<) are not supported; write each field out")
+			c.rep.Add(CodeUnsupportedYAML, path, k.Line, "YAML merge keys (<<) are not supported; write each field out")
 			continue
 		case k.Anchor != "" || explicitTag(k):
-			c.rep.add(CodeUnsupportedYAML, path, k.Line, "anchors and tags on mapping keys are not supported")
+			c.rep.Add(CodeUnsupportedYAML, path, k.Line, "anchors and tags on mapping keys are not supported")
 			continue
 		}
-		p := childPath(path, k.Value)
+		p := ChildPath(path, k.Value)
 		if first, dup := firstLine[k.Value]; dup {
-			c.rep.add(CodeDuplicateKey, p, k.Line, fmt.Sprintf("duplicate key %q (lines %d and %d)", k.Value, first, k.Line))
+			c.rep.Add(CodeDuplicateKey, p, k.Line, fmt.Sprintf("duplicate key %q (lines %d and %d)", k.Value, first, k.Line))
 			continue
 		}
 		firstLine[k.Value] = k.Line
@@ -171,10 +210,10 @@ func (c *nodeChecker) mapping(n *yaml.Node, path string, depth int) bool {
 
 func explicitTag(n *yaml.Node) bool { return n.Style&yaml.TaggedStyle != 0 || n.Tag == "!" }
 
-// scalarValue is a scalar as JSON sees it: nil, bool, int64, uint64,
+// ScalarValue is a scalar as JSON sees it: nil, bool, int64, uint64,
 // float64 or string. YAML resolves null, booleans and numbers; every other
 // scalar (a timestamp, say) is its text.
-func scalarValue(n *yaml.Node) any {
+func ScalarValue(n *yaml.Node) any {
 	switch n.ShortTag() {
 	case "!!null":
 		return nil
@@ -191,9 +230,9 @@ func scalarValue(n *yaml.Node) any {
 	return n.Value
 }
 
-// childPath is the path of key below parent: parent.key, or
+// ChildPath is the path of key below parent: parent.key, or
 // parent["key"] for a key that is not a plain word.
-func childPath(parent, key string) string {
+func ChildPath(parent, key string) string {
 	plain := key != "" && strings.IndexFunc(key, func(r rune) bool {
 		return r != '_' && r != '-' && !unicode.IsLetter(r) && !unicode.IsDigit(r) || r > unicode.MaxASCII
 	}) < 0
@@ -206,4 +245,5 @@ func childPath(parent, key string) string {
 	return parent + "." + key
 }
 
-func indexPath(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
+// IndexPath is parent[i].
+func IndexPath(parent string, i int) string { return parent + "[" + strconv.Itoa(i) + "]" }
