@@ -24,7 +24,8 @@ const (
 )
 
 // Root parses data (at most MaxSize bytes) as one document whose top level
-// is a mapping and whose schema_version, when it is a string, is schema;
+// is a mapping and whose schema_version, when it is a string and schema is
+// not empty, is schema;
 // it returns nil after a fatal error (recorded in rep).
 func Root(data []byte, rep *Report, schema string) *yaml.Node {
 	if len(data) > MaxSize {
@@ -41,7 +42,7 @@ func Root(data []byte, rep *Report, schema string) *yaml.Node {
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
-		if k.Value == "schema_version" && KindOf(v) == KindString && v.Value != schema {
+		if schema != "" && k.Value == "schema_version" && KindOf(v) == KindString && v.Value != schema {
 			rep.Add(CodeUnsupportedSchemaVersion, "schema_version", k.Line,
 				fmt.Sprintf("schema_version %q is not supported; this Fabric reads %s", v.Value, schema))
 			return nil
