@@ -84,8 +84,8 @@ func passRateChart(s *contract.BatchSummary) string {
 	ly := bottom + 32
 	c.Circle(left, ly, 5.5, svgchart.Style{Fill: colAccent}, "")
 	c.Text(left+10, ly, fmt.Sprintf("strict (over planned) with %g%% %s CI", s.CI.Level*100, s.CI.Method), svgchart.TextStyle{Fill: colMuted, Size: 11})
-	c.Circle(left+250, ly, 5, svgchart.Style{Fill: "#ffffff", Stroke: colAccent, StrokeWidth: 2}, "")
-	c.Text(left+260, ly, "scored only", svgchart.TextStyle{Fill: colMuted, Size: 11})
+	c.Circle(left+300, ly, 5, svgchart.Style{Fill: "#ffffff", Stroke: colAccent, StrokeWidth: 2}, "")
+	c.Text(left+310, ly, "scored only", svgchart.TextStyle{Fill: colMuted, Size: 11})
 	return c.String()
 }
 
@@ -142,13 +142,13 @@ func cellHref(task, config string) string {
 
 // heatmap is the task x config grid of passes/scored trials.
 func heatmap(s *contract.BatchSummary) string {
-	const left, top, cellW, cellH = 190, 36, 84, 26
+	const left, top, cellW, cellH = 190, 36, 100, 26
 	tasks := taskOrder(s)
 	w := left + cellW*len(s.Configs) + 16
-	h := top + cellH*len(tasks) + 40
+	h := top + cellH*len(tasks) + 58
 	c := svgchart.New(w, h, "passes per task and config")
 	for j, cs := range s.Configs {
-		c.Text(float64(left+cellW*j+cellW/2), top-14, cs.Config, svgchart.TextStyle{Anchor: svgchart.AnchorMiddle, MaxChars: 11, Fill: colInk, Bold: true})
+		c.Text(float64(left+cellW*j+cellW/2), top-14, cs.Config, svgchart.TextStyle{Anchor: svgchart.AnchorMiddle, MaxChars: 13, Fill: colInk, Bold: true})
 	}
 	for i, t := range tasks {
 		y := float64(top + cellH*i)
@@ -184,7 +184,7 @@ func heatmap(s *contract.BatchSummary) string {
 		c.Rect(float64(left+i*90), ly-7, 14, 14, svgchart.Style{Fill: passScale.At(v).Hex()}, "")
 		c.Text(float64(left+i*90+20), ly, pct(v)+" pass", svgchart.TextStyle{Fill: colMuted, Size: 11})
 	}
-	c.Text(float64(left+280), ly, "“!” a trial errored · grey: nothing scored", svgchart.TextStyle{Fill: colMuted, Size: 11})
+	c.Text(float64(left), ly+20, "“!” a trial errored · grey: nothing scored", svgchart.TextStyle{Fill: colMuted, Size: 11})
 	return c.String()
 }
 
@@ -418,10 +418,10 @@ func outcomeChart(m *model, s *contract.BatchSummary) string {
 		}
 	}
 	for i, oc := range cats {
-		lx := float64(left + (i%4)*96)
+		lx := float64(24 + (i%4)*130)
 		ly := float64(top+rowH*len(s.Configs)+14) + float64(i/4)*20
 		c.Rect(lx, ly-6, 12, 12, svgchart.Style{Fill: oc.colour}, "")
-		c.Text(lx+16, ly, oc.name, svgchart.TextStyle{Fill: colMuted, Size: 11, MaxChars: 14})
+		c.Text(lx+16, ly, oc.name, svgchart.TextStyle{Fill: colMuted, Size: 11, MaxChars: 18})
 	}
 	return c.String()
 }

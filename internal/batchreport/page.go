@@ -23,7 +23,7 @@ body{margin:0;padding:24px 32px 48px;font:14px/1.45 system-ui,-apple-system,"Seg
 h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:32px 0 4px;padding-top:12px;border-top:1px solid var(--line)}
 p.note{color:var(--muted);margin:2px 0 12px;max-width:900px}
 .meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:6px 24px;margin:12px 0;padding:12px 16px;background:var(--bg);border-radius:8px}
-.meta div{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.meta b{color:var(--muted);font-weight:500;margin-right:6px}
+.meta div{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.meta .full{grid-column:1/-1;white-space:normal}.meta b{color:var(--muted);font-weight:500;margin-right:6px}
 .gate-met{color:var(--pass);font-weight:600}.gate-missed{color:var(--fail);font-weight:600}
 .pair{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
 .pair figure{margin:0;flex:0 0 auto}.pair .tbl{flex:1 1 420px;overflow-x:auto}
@@ -33,7 +33,7 @@ th{font-weight:600;color:var(--muted);font-size:12px;text-transform:none;backgro
 th[data-sort]{cursor:pointer}th[data-sort]:hover{color:var(--ink)}
 td.name,th.name{text-align:left;max-width:240px;overflow:hidden;text-overflow:ellipsis}
 .ci{color:var(--muted);font-size:12px}.err{color:var(--err);font-weight:600}.pass{color:var(--pass)}.fail{color:var(--fail)}
-.wide{overflow-x:auto}
+.wide{overflow-x:auto}#leaderboard-table{font-size:13px}#leaderboard-table th,#leaderboard-table td{padding:4px 7px}
 a{color:#0b5cad;text-decoration:none}a:hover{text-decoration:underline}
 svg{display:block;font:12px system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 svg .cell:hover{stroke:#1f2328;stroke-width:1.5}

@@ -24,7 +24,7 @@ const pageHTML = `<!doctype html>
 <div><b>errored</b>{{.S.Totals.Errored}}</div>
 <div><b>cancelled / skipped</b>{{.S.Totals.Cancelled}} / {{.S.Totals.Skipped}}</div>
 <div><b>pending</b>{{.S.Totals.Pending}}</div>
-<div><b>completion</b>{{pct .S.Completion.Fraction}} of planned scored, gate {{pct .S.Completion.Gate}}:
+<div class="full"><b>completion</b>{{pct .S.Completion.Fraction}} of planned scored, gate {{pct .S.Completion.Gate}}:
 {{if .S.Completion.Met}}<span class="gate-met">met</span>{{else}}<span class="gate-missed">not met</span>{{end}}</div>
 </div>
 </header>
