@@ -129,6 +129,9 @@ func Open(ctx context.Context, spec *Spec, dir string, opts Options) (*Runner, e
 		return nil, err
 	}
 	r := &Runner{spec: spec, dir: abs, opts: opts, client: opts.Client, log: opts.Logger}
+	if r.configs, err = loadConfigs(r.client, spec, func(p string) int { return spec.lines[p] }); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(abs, 0o755); err != nil {
 		return nil, err
 	}
@@ -143,9 +146,6 @@ func Open(ctx context.Context, spec *Spec, dir string, opts Options) (*Runner, e
 			r.Close()
 		}
 	}()
-	if r.configs, err = loadConfigs(r.client, spec, func(string) int { return 0 }); err != nil {
-		return nil, err
-	}
 	r.trials = Expand(spec)
 	if err := digests(ctx, spec, r.trials, r.configs, opts.Grader); err != nil {
 		return nil, err

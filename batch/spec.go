@@ -47,6 +47,7 @@ type Spec struct {
 	BaseDir string // absolute; relative paths resolve against it
 	Digest  string // sha256 hex of the spec file's bytes
 	Tasks   []contract.BatchTask
+	lines   map[string]int // the line of every path of the spec
 }
 
 // Repeats is the spec's repeats, 1 when unset.
@@ -78,36 +79,50 @@ func unreadable(path string, err error) error {
 // Parse checks a spec held in memory; name names it in messages and
 // baseDir resolves its relative paths.
 func Parse(data []byte, name, baseDir string) (*Spec, error) {
+	s, c, err := parse(data, name, baseDir)
+	if err != nil {
+		return nil, err
+	}
+	if errs := c.resolveTasks(); len(errs) > 0 {
+		return nil, errs
+	}
+	return s, nil
+}
+
+// parseOnly checks a spec without reading its tasks (a batch directory's
+// copy, whose tasks lock.json lists).
+func parseOnly(data []byte, name, baseDir string) (*Spec, error) {
+	s, _, err := parse(data, name, baseDir)
+	return s, err
+}
+
+func readFile(p string) ([]byte, error) { return strictdoc.ReadFile(p) }
+
+func parse(data []byte, name, baseDir string) (*Spec, *checker, error) {
 	rep := &strictdoc.Report{File: name}
 	base, err := filepath.Abs(baseDir)
 	if err != nil {
-		return nil, unreadable(name, err)
+		return nil, nil, unreadable(name, err)
 	}
 	root := strictdoc.Root(data, rep, contract.BatchSchemaVersion)
 	if root == nil {
-		return nil, rep.Err()
+		return nil, nil, rep.Err()
 	}
 	s := &Spec{Path: name, BaseDir: base}
 	dec := newDecoder(rep)
 	dec.Decode(root, "", root.Line, reflect.ValueOf(&s.Spec).Elem())
 	if rep.Failed() {
-		return nil, rep.Err()
+		return nil, nil, rep.Err()
 	}
 	sum := sha256.Sum256(data)
 	s.Digest = hex.EncodeToString(sum[:])
+	s.lines = dec.Lines
 	c := &checker{rep: rep, lines: dec.Lines, s: s}
 	c.check()
-	var errs Errors
 	if err := rep.Err(); err != nil {
-		errs = append(errs, err.(Errors)...)
+		return nil, nil, err
 	}
-	if len(errs) == 0 {
-		errs = append(errs, c.resolveTasks()...)
-	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return s, nil
+	return s, c, nil
 }
 
 var rawMessageMapType = reflect.TypeFor[map[string]json.RawMessage]()
