@@ -403,7 +403,10 @@ func (s *Spec) resolve(p string) string {
 func (c *checker) resolveTasks() Errors {
 	s := c.s
 	var errs Errors
-	type origin struct{ file, path string }
+	type origin struct {
+		file, path string
+		line       int
+	}
 	var tasks []contract.BatchTask
 	var where []origin
 	if d := s.Spec.Tasks.Dir; d != "" {
@@ -420,31 +423,31 @@ func (c *checker) resolveTasks() Errors {
 			errs = append(errs, es...)
 			if es == nil {
 				tasks = append(tasks, t)
-				where = append(where, origin{filepath.Join(dir, e.Name(), "task.yaml"), "id"})
+				where = append(where, origin{filepath.Join(dir, e.Name(), "task.yaml"), "id", 0})
 			}
 		}
 	}
 	if f := s.Spec.Tasks.File; f != "" {
-		ts, es := readTaskFile(s.resolve(f), s.Path, c.lines["tasks.file"])
+		ts, at, es := readTaskFile(s.resolve(f), s.Path, c.lines["tasks.file"])
 		errs = append(errs, es...)
 		for i, t := range ts {
 			tasks = append(tasks, t)
-			where = append(where, origin{s.resolve(f), fmt.Sprintf("line %d", i+1)})
+			where = append(where, origin{s.resolve(f), "", at[i]})
 		}
 	}
 	for i, t := range s.Spec.Tasks.Items {
 		tasks = append(tasks, t)
-		where = append(where, origin{s.Path, strictdoc.IndexPath("tasks.items", i)})
+		where = append(where, origin{s.Path, strictdoc.IndexPath("tasks.items", i), c.lines[strictdoc.IndexPath("tasks.items", i)]})
 	}
 	seen := map[string]int{}
 	var kept []contract.BatchTask
 	for i, t := range tasks {
 		if !validID(t.ID) {
-			errs = append(errs, &Error{File: where[i].file, Path: where[i].path, Code: strictdoc.CodeInvalidValue, Message: fmt.Sprintf("%q is not a valid task id (letters, digits, '.', '_', '-'; starting with a letter or digit; no '__')", t.ID)})
+			errs = append(errs, &Error{File: where[i].file, Line: where[i].line, Path: where[i].path, Code: strictdoc.CodeInvalidValue, Message: fmt.Sprintf("%q is not a valid task id (letters, digits, '.', '_', '-'; starting with a letter or digit; no '__')", t.ID)})
 			continue
 		}
 		if j, dup := seen[t.ID]; dup {
-			errs = append(errs, &Error{File: where[i].file, Path: where[i].path, Code: CodeDuplicateID, Message: fmt.Sprintf("task id %q is also defined in %s (%s)", t.ID, where[j].file, where[j].path)})
+			errs = append(errs, &Error{File: where[i].file, Line: where[i].line, Path: where[i].path, Code: CodeDuplicateID, Message: fmt.Sprintf("task id %q is also defined in %s (%s)", t.ID, where[j].file, where[j].path)})
 			continue
 		}
 		seen[t.ID] = i
@@ -452,10 +455,10 @@ func (c *checker) resolveTasks() Errors {
 			continue
 		}
 		if t.Grader == nil && s.Spec.Grader == nil {
-			errs = append(errs, &Error{File: where[i].file, Path: where[i].path, Code: CodeMissingGrader, Message: fmt.Sprintf("task %q has no grader and the spec has no default grader (grader: {kind: command|output_match|none})", t.ID)})
+			errs = append(errs, &Error{File: where[i].file, Line: where[i].line, Path: where[i].path, Code: CodeMissingGrader, Message: fmt.Sprintf("task %q has no grader and the spec has no default grader (grader: {kind: command|output_match|none})", t.ID)})
 		}
 		if t.Input == nil {
-			errs = append(errs, &Error{File: where[i].file, Path: where[i].path, Code: strictdoc.CodeMissingField, Message: fmt.Sprintf("task %q has no input (input: {text|file}, or prompt.md in its directory)", t.ID)})
+			errs = append(errs, &Error{File: where[i].file, Line: where[i].line, Path: where[i].path, Code: strictdoc.CodeMissingField, Message: fmt.Sprintf("task %q has no input (input: {text|file}, or prompt.md in its directory)", t.ID)})
 		}
 		if t.Input != nil && t.Input.File != "" && !filepath.IsAbs(t.Input.File) {
 			base := s.BaseDir
@@ -563,12 +566,13 @@ func optionalID(root *yaml.Node, name string) {
 
 // readTaskFile reads a JSONL file of tasks, one JSON object a line; each
 // error names the file and its line.
-func readTaskFile(file, specPath string, specLine int) ([]contract.BatchTask, Errors) {
+func readTaskFile(file, specPath string, specLine int) ([]contract.BatchTask, []int, Errors) {
 	data, err := os.ReadFile(file)
 	if err != nil {
-		return nil, Errors{{File: specPath, Line: specLine, Path: "tasks.file", Code: strictdoc.CodeUnreadable, Message: "cannot read the task file: " + err.Error()}}
+		return nil, nil, Errors{{File: specPath, Line: specLine, Path: "tasks.file", Code: strictdoc.CodeUnreadable, Message: "cannot read the task file: " + err.Error()}}
 	}
 	var out []contract.BatchTask
+	var lines []int
 	var errs Errors
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -592,6 +596,7 @@ func readTaskFile(file, specPath string, specLine int) ([]contract.BatchTask, Er
 			continue
 		}
 		out = append(out, t)
+		lines = append(lines, i+1)
 	}
-	return out, errs
+	return out, lines, errs
 }
