@@ -253,8 +253,14 @@ func (r *Runner) checkLock() error {
 			switch {
 			case r.opts.Worker && d != t.Digest:
 				changed = append(changed, t.ID)
-			case ok && d != t.Digest && exists(filepath.Join(r.dir, t.Dir, "trial.json")):
-				changed = append(changed, t.ID)
+			case ok && d != t.Digest:
+				rec, err := r.ReadTrial(t)
+				if err != nil {
+					return err
+				}
+				if rec != nil && r.done(rec) {
+					changed = append(changed, t.ID)
+				}
 			}
 		}
 	} else if r.opts.Worker {
