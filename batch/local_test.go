@@ -108,10 +108,10 @@ code=$(cat "$FABRIC_OUTPUT_FILE")
 if [ "$code" = 3 ]; then echo '{"reward": 0.5, "style": 2}' > reward.json; exit 0; fi
 exit "$code"
 `,
-		"tasks/pass/prompt.md":      "0",
-		"tasks/pass/tests/expected": "x",
-		"tasks/fail/prompt.md":      "1",
-		"tasks/fail/tests/expected": "x",
+		"tasks/pass/prompt.md":        "0",
+		"tasks/pass/tests/expected":   "x",
+		"tasks/fail/prompt.md":        "1",
+		"tasks/fail/tests/expected":   "x",
 		"tasks/broken/prompt.md":      "2",
 		"tasks/broken/tests/expected": "x",
 		"tasks/reward/prompt.md":      "3",
