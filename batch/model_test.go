@@ -101,3 +101,77 @@ keep_workspaces: always
 		t.Error(err)
 	}
 }
+
+func TestQuotaExhaustedOpensTheCircuit(t *testing.T) {
+	t.Setenv("FABRIC_BATCH_TEST_KEY", "placeholder-not-a-secret")
+	a := stub(t, "default: {text: ok}\nrules:\n  - match: {nth: 1}\n    reply: {error: {status: 429, type: insufficient_quota, retry_after: -1}}\n")
+	b := stub(t, "default: {text: ok}\n")
+	dir := t.TempDir()
+	files(t, dir, map[string]string{
+		"a.yaml": modelConfig(a.OpenAIBaseURL()),
+		"b.yaml": modelConfig(b.OpenAIBaseURL()),
+		"batch.yaml": itemsSpec(3, "  - {id: a, config: a.yaml, quota_key: A}\n  - {id: b, config: b.yaml, quota_key: B}\n",
+			"grader: {kind: output_match, match: {equals: ok}}\nlimits: {concurrency: 1}\nretry: {max_attempts: 3, classes: [model]}\n"),
+	})
+	_, st, recs := run(t, dir, batchOptions())
+	got := map[string]string{}
+	for _, r := range recs {
+		s := r.Outcome
+		if r.Error != nil {
+			s += ":" + r.Error.Code
+		}
+		if r.Reason != "" {
+			s += ":" + r.Reason
+		}
+		got[r.TrialID] = s
+	}
+	want := map[string]string{
+		"t01__a__r01": "error:" + contract.ModelQuotaExhausted,
+		"t02__a__r01": "skipped:circuit_open", "t03__a__r01": "skipped:circuit_open",
+		"t01__b__r01": "passed", "t02__b__r01": "passed", "t03__b__r01": "passed",
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("%s: %s, want %s", id, got[id], w)
+		}
+	}
+	if st.Retries != 0 || len(a.Requests()) != 1 {
+		t.Errorf("%d retries, %d requests on key A; want 0 and 1 (an exhausted quota is not retried)", st.Retries, len(a.Requests()))
+	}
+}
+
+func TestServerErrorRetried(t *testing.T) {
+	t.Setenv("FABRIC_BATCH_TEST_KEY", "placeholder-not-a-secret")
+	s := stub(t, "default: {text: ok}\nrules:\n  - match: {nth: 1}\n    reply: {error: {status: 529}}\n  - match: {contains: FAILME}\n    reply: {text: wrong}\n")
+	dir := t.TempDir()
+	files(t, dir, map[string]string{
+		"a.yaml": modelConfig(s.OpenAIBaseURL()),
+		"batch.yaml": `schema_version: fabric.batch/v1alpha1
+metadata: {name: r}
+tasks:
+  items:
+    - {id: first, input: {text: hello}}
+    - {id: wrong, input: {text: FAILME}}
+configs: [{id: a, config: a.yaml}]
+grader: {kind: output_match, match: {equals: ok}}
+limits: {concurrency: 1}
+retry: {max_attempts: 3, backoff: {initial_seconds: 0.01}}
+`,
+	})
+	_, st, recs := run(t, dir, batchOptions())
+	for _, r := range recs {
+		switch r.Task {
+		case "first":
+			if r.Outcome != contract.TrialPassed || r.Attempts != 2 || r.History[0].Error.Code != contract.ModelOverloaded {
+				t.Errorf("first: %s after %d attempts (history %+v); want passed on attempt 2 after model_overloaded", r.Outcome, r.Attempts, r.History)
+			}
+		case "wrong":
+			if r.Outcome != contract.TrialFailed || r.Attempts != 1 {
+				t.Errorf("wrong: %s after %d attempts; want failed once (a graded failure is never retried)", r.Outcome, r.Attempts)
+			}
+		}
+	}
+	if st.Retries != 1 {
+		t.Errorf("%d retries, want 1", st.Retries)
+	}
+}
