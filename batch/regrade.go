@@ -12,8 +12,9 @@ import (
 
 // Regrade runs the graders again on every trial whose run ended (graded,
 // or a grader error) and whose workspace was kept (keep_workspaces), and
-// commits the new grade; the agent does not run again. It returns how
-// many trials it regraded.
+// commits the new grade with the new grader's digest; the agent does not
+// run again. Open the runner with Options.Regrade, so that a changed
+// grader is accepted. It returns how many trials it regraded.
 func (r *Runner) Regrade(ctx context.Context) (int, error) {
 	n := 0
 	for _, t := range r.trials {
@@ -55,6 +56,7 @@ func (r *Runner) Regrade(ctx context.Context) (int, error) {
 			rec.Outcome = contract.TrialFailed
 		}
 		rec.Reward, rec.Rewards = g.Reward, g.Rewards
+		rec.Digest = t.Digest // the new grader's
 		if err := r.Commit(*rec); err != nil {
 			return n, err
 		}
