@@ -18,6 +18,7 @@ import (
 
 	"github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/host"
 )
 
 // Trial phases, as Progress reports them.
@@ -113,7 +114,10 @@ func (r *Runner) Attempt(ctx context.Context, t Trial, attempt int, progress fun
 	res, runErr := r.run(runCtx, cfg, ws, abs, input, &rec, progress)
 	rec.Timings.RunEndMillis = now().UnixMilli()
 	rec.Timings.RunSeconds = seconds(now().Sub(runStart))
-	timedOut := errors.Is(context.Cause(runCtx), errTimeout)
+	// The trial's own timeout, or the config's (runtime.timeout_seconds,
+	// which the runtime enforces as host_timeout): either way the agent ran
+	// out of time, and the trial is graded.
+	timedOut := errors.Is(context.Cause(runCtx), errTimeout) || runTimedOut(runErr, res)
 	rec.TimedOut = timedOut
 	if res != nil {
 		rec.Paths.RunResult = filepath.Join(adir, "run_result.json")
@@ -311,6 +315,15 @@ func (r *Runner) run(ctx context.Context, cfg *agentConfig, ws, abs, input strin
 		r.log.Warn("batch: runtime stop failed", "trial", rec.TrialID, "err", stopErr)
 	}
 	return res, invErr
+}
+
+// runTimedOut says whether a run failed on the runtime's invoke deadline.
+func runTimedOut(err error, res *contract.RunResult) bool {
+	info := fabric.ErrorInfo(err)
+	if res != nil && res.Error != nil {
+		info = res.Error
+	}
+	return info != nil && info.Code == host.CodeHostTimeout && info.Stage == contract.StageInvoke
 }
 
 // resultError is a run whose result is not succeeded.
