@@ -144,23 +144,31 @@ func (r *Runner) Attempt(ctx context.Context, t Trial, attempt int, progress fun
 	g, gerr := r.grade(ctx, t, task, res, output, ws, abs, adir, &rec)
 	rec.Timings.GradeEndMillis = now().UnixMilli()
 	rec.Timings.GradeSeconds = seconds(now().Sub(gradeStart))
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		return r.cancelled(&rec, finish)
-	case gerr != nil:
+	}
+	applyGrade(&rec, g, gerr)
+	if timedOut {
+		rec.Reason = "timeout"
+	}
+	r.keepWorkspace(&rec, ws)
+	return finish()
+}
+
+// applyGrade records a grader's verdict: its outcome and rewards, or a
+// grader error (retryable: graders fail for infrastructure reasons too).
+func applyGrade(rec *contract.BatchTrial, g Grade, err error) {
+	rec.Error = nil
+	switch {
+	case err != nil:
 		rec.Outcome = contract.TrialErrored
-		rec.Error = &contract.TrialError{Class: contract.ErrorClassGrader, Code: "grader_error", Message: gerr.Error(), Retryable: true}
+		rec.Error = &contract.TrialError{Class: contract.ErrorClassGrader, Code: "grader_error", Message: err.Error(), Retryable: true}
 	case g.Passed:
 		rec.Outcome = contract.TrialPassed
 	default:
 		rec.Outcome = contract.TrialFailed
 	}
 	rec.Reward, rec.Rewards = g.Reward, g.Rewards
-	if timedOut {
-		rec.Reason = "timeout"
-	}
-	r.keepWorkspace(&rec, ws)
-	return finish()
 }
 
 func (r *Runner) cancelled(rec *contract.BatchTrial, finish func() contract.BatchTrial) contract.BatchTrial {

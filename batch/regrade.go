@@ -45,17 +45,7 @@ func (r *Runner) Regrade(ctx context.Context) (int, error) {
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
-		rec.Error = nil
-		switch {
-		case gerr != nil:
-			rec.Outcome = contract.TrialErrored
-			rec.Error = &contract.TrialError{Class: contract.ErrorClassGrader, Code: "grader_error", Message: gerr.Error(), Retryable: true}
-		case g.Passed:
-			rec.Outcome = contract.TrialPassed
-		default:
-			rec.Outcome = contract.TrialFailed
-		}
-		rec.Reward, rec.Rewards = g.Reward, g.Rewards
+		applyGrade(rec, g, gerr)
 		rec.Digest = t.Digest // the new grader's
 		if err := r.Commit(*rec); err != nil {
 			return n, err
