@@ -388,12 +388,20 @@ func (c *checker) grader(p string, g *contract.GraderSpec) {
 	}
 }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
-// validID: a trial id joins task, config and repeat with "__", so ids
-// must not hold it.
+// validID: letters, digits, '.', '_' and '-', starting with a letter or
+// digit, at most 128 bytes; a trial id joins task, config and repeat with
+// "__", so ids must not hold it.
 func validID(s string) bool {
-	return idPattern.MatchString(s) && !strings.Contains(s, "__") && len(s) <= 128
+	if s == "" || len(s) > 128 || strings.Contains(s, "__") {
+		return false
+	}
+	for i, c := range []byte(s) {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Spec) resolve(p string) string {
