@@ -312,7 +312,7 @@ func (r *Runner) run(ctx context.Context, cfg *agentConfig, ws, abs, input strin
 	_, stopErr := rt.Stop(stopCtx)
 	if res != nil {
 		b, _ := json.MarshalIndent(res, "", "  ")
-		if werr := writeAtomic(filepath.Join(abs, "run_result.json"), append(b, '\n')); werr != nil && invErr == nil {
+		if werr := writeAtomic(filepath.Join(abs, "run_result.json"), append(b, '\n'), false); werr != nil && invErr == nil {
 			invErr = werr
 		}
 		if res.Status != contract.StatusSucceeded && invErr == nil {

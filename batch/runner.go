@@ -441,17 +441,22 @@ func writeJSONAtomic(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(b, '\n'))
+	return writeAtomic(path, append(b, '\n'), true)
 }
 
-func writeAtomic(path string, data []byte) error {
+// writeAtomic writes data to path through a temporary file renamed over
+// it, so a reader (or a crash of this process) sees the old file or the
+// new one, never a part; durable also syncs the data before the rename, so
+// that a machine crash does not leave an empty file under the name (for
+// the commit points: trial.json and lock.json).
+func writeAtomic(path string, data []byte, durable bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && durable {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -479,5 +484,5 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(dst, b)
+	return writeAtomic(dst, b, true)
 }

@@ -52,6 +52,6 @@ awk -v s="$start" -v e="$end" -v n="$total" -v p="$passed" 'BEGIN{printf "trials
 awk 'NR==1{f1=$2;t1=$3} {f=$2;t=$3;if($4>r)r=$4; if($2>fm)fm=$2; if($3>tm)tm=$3} END{printf "runner: peak RSS %.1f MiB; fds first %d last %d max %d; threads first %d last %d max %d (%d samples)\n", r/1024, f1, f, fm, t1, t, tm, NR}' "$samples"
 left=$(pgrep -f -- "$work" | wc -l || true)
 echo "processes left mentioning the batch dir: $left"
-echo "== per-trial overhead over a bare Client.Run (BenchmarkTrial, ${COUNT:-5} runs)"
-FABRIC_TEST_HOST=$PWD/bin/fabric-host go test -run '^$' -bench BenchmarkTrial -count "${COUNT:-5}" ./batch/ | tee "$work/bench.txt" | grep Benchmark
+echo "== per-trial overhead over a bare Client.Run (BenchmarkTrialOverhead, ${COUNT:-5} runs)"
+FABRIC_TEST_HOST=$PWD/bin/fabric-host go test -run '^$' -bench BenchmarkTrialOverhead -count "${COUNT:-5}" ./batch/ | tee "$work/bench.txt" | grep Benchmark
 go run ./bench/median <"$work/bench.txt"
