@@ -189,7 +189,7 @@ func Write(dir string, in Input) error {
 	}
 	slices.SortFunc(records, func(a, b *contract.BatchTrial) int { return cmpString(a.TrialID, b.TrialID) })
 	var trials, tasks bytes.Buffer
-	if err := writeTrialsCSV(&trials, records); err != nil {
+	if err := WriteTrialsCSV(&trials, records); err != nil {
 		return fmt.Errorf("batchreport: trials.csv: %w", err)
 	}
 	if err := writeTasksCSV(&tasks, s); err != nil {
