@@ -1,6 +1,7 @@
 package deptest
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -149,4 +150,23 @@ func links(deps map[string]string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// hostCgo is every package with cgo files the host may link: it is built
+// with CGO_ENABLED=0 (cmd/fabric-host), which works and changes nothing
+// only while the one user of cgo is net's resolver.
+var hostCgo = map[string]bool{"net": true, "runtime/cgo": true}
+
+func TestHostCgo(t *testing.T) {
+	for _, pkg := range []string{Module + "/cmd/fabric-host", Module + "/adapterkit"} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{if .CgoFiles}}{{.ImportPath}}{{end}}", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if !hostCgo[dep] {
+				t.Errorf("%s links %s, which uses cgo: the host is built with CGO_ENABLED=0 (cmd/fabric-host)", pkg, dep)
+			}
+		}
+	}
 }
