@@ -10,17 +10,17 @@ import (
 
 // Model errors that retrying cannot fix: they open the quota key's
 // circuit (no more trials start on it) instead of being retried.
-var circuitCodes = map[string]bool{
-	contract.ModelQuotaExhausted: true,
-	contract.ModelAuth:           true,
-	contract.ModelNotFound:       true,
+func circuitCode(code string) bool {
+	switch code {
+	case contract.ModelQuotaExhausted, contract.ModelAuth, contract.ModelNotFound:
+		return true
+	}
+	return false
 }
 
-var notRetryable = map[string]bool{
-	contract.ModelQuotaExhausted:  true,
-	contract.ModelAuth:            true,
-	contract.ModelNotFound:        true,
-	contract.ModelContextExceeded: true,
+// notRetryable: model errors a retry cannot fix.
+func notRetryable(code string) bool {
+	return circuitCode(code) || code == contract.ModelContextExceeded
 }
 
 // classify gives a failed run its error class from Fabric's codes: the
@@ -46,7 +46,7 @@ func (r *Runner) classify(cfg *agentConfig, err error, res *contract.RunResult) 
 		te.RetryAfterSeconds = v
 	}
 	if code, retryable, ok := r.modelError(cfg, info); ok {
-		te.Class, te.Code, te.Retryable = contract.ErrorClassModel, code, retryable && !notRetryable[code]
+		te.Class, te.Code, te.Retryable = contract.ErrorClassModel, code, retryable && !notRetryable(code)
 		return te
 	}
 	switch info.Stage {
@@ -88,5 +88,5 @@ func (r *Runner) descriptor(cfg *agentConfig) *contract.AdapterDescriptor {
 
 // isCircuit says whether an error stops the trials of its quota key.
 func isCircuit(e *contract.TrialError) bool {
-	return e != nil && e.Class == contract.ErrorClassModel && circuitCodes[e.Code]
+	return e != nil && e.Class == contract.ErrorClassModel && circuitCode(e.Code)
 }

@@ -62,9 +62,9 @@ type LockConfig struct {
 
 // LockTrial is one planned trial.
 type LockTrial struct {
-	ID     string `json:"id"`
-	Task   string `json:"task"`
-	Config string `json:"config"`
+	ID        string `json:"id"`
+	Task      string `json:"task"`
+	Config    string `json:"config"`
 	Repeat    int    `json:"repeat"`
 	Digest    string `json:"digest"`
 	RunDigest string `json:"run_digest"`

@@ -24,16 +24,16 @@ import (
 
 // Trial is one planned trial: a task, a config and a repeat.
 type Trial struct {
-	ID       string // <task>__<config>__rNN
-	Task     string
-	Config   string
-	Repeat   int // from 1
-	Digest   string
+	ID     string // <task>__<config>__rNN
+	Task   string
+	Config string
+	Repeat int // from 1
+	Digest string
 	// RunDigest covers what the agent's run depends on (the task, the
 	// config, the repeat, Fabric's version): Digest without the grader.
 	RunDigest string
 	QuotaKey  string
-	Dir      string // relative to the batch directory: trials/<task>/<config>/rNN
+	Dir       string // relative to the batch directory: trials/<task>/<config>/rNN
 }
 
 // TrialID is <task>__<config>__rNN (two digits at least, from 01).

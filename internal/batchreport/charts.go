@@ -26,12 +26,21 @@ const (
 	colAccent    = "#0b5cad"
 )
 
-var errorShades = map[string]string{
-	contract.ErrorClassModel:   "#f0a202",
-	contract.ErrorClassHarness: "#d98c00",
-	contract.ErrorClassSetup:   "#f7c55c",
-	contract.ErrorClassGrader:  "#b86e00",
-	contract.ErrorClassFabric:  "#ffd98a",
+// errorShade is the colour of an error class ("" for an unknown one).
+func errorShade(class string) string {
+	switch class {
+	case contract.ErrorClassModel:
+		return "#f0a202"
+	case contract.ErrorClassHarness:
+		return "#d98c00"
+	case contract.ErrorClassSetup:
+		return "#f7c55c"
+	case contract.ErrorClassGrader:
+		return "#b86e00"
+	case contract.ErrorClassFabric:
+		return "#ffd98a"
+	}
+	return ""
 }
 
 var passScale = svgchart.Sequential{
@@ -357,7 +366,7 @@ func outcomeCategories(m *model, s *contract.BatchSummary) []outcomeCategory {
 		}
 	}
 	for _, class := range classes {
-		colour := errorShades[class]
+		colour := errorShade(class)
 		if colour == "" {
 			colour = colError
 		}

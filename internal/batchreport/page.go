@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
@@ -76,21 +77,27 @@ func cspHash(s string) string {
 }
 
 // csp allows nothing but the page's own style and script.
-var csp = "default-src 'none'; style-src " + cspHash(pageCSS) + "; script-src " + cspHash(pageJS) + "; img-src 'none'; base-uri 'none'; form-action 'none'"
+func csp() string {
+	return "default-src 'none'; style-src " + cspHash(pageCSS) + "; script-src " + cspHash(pageJS) + "; img-src 'none'; base-uri 'none'; form-action 'none'"
+}
 
-var pageTemplate = template.Must(template.New("index").Funcs(template.FuncMap{
-	"pct":   fmtPct,
-	"pctp":  func(p *float64) string { return fmtPctPtr(p) },
-	"num":   fmtNum,
-	"tok":   fmtTokens,
-	"usd":   fmtUSD,
-	"pv":    func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) },
-	"secs":  seconds,
-	"vpct":  func(p *float64) string { return sortKey(p) },
-	"trial": trialHref,
-	"cell":  func(t contract.BatchTaskSummary, c string) contract.BatchTaskCell { return t.PerConfig[c] },
-	"has":   func(t contract.BatchTaskSummary, c string) bool { _, ok := t.PerConfig[c]; return ok },
-}).Parse(pageHTML))
+// pageTemplate is parsed at its first use, not at init: programs that link
+// the report without writing one (every fabric command) pay nothing.
+var pageTemplate = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("index").Funcs(template.FuncMap{
+		"pct":   fmtPct,
+		"pctp":  func(p *float64) string { return fmtPctPtr(p) },
+		"num":   fmtNum,
+		"tok":   fmtTokens,
+		"usd":   fmtUSD,
+		"pv":    func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) },
+		"secs":  seconds,
+		"vpct":  func(p *float64) string { return sortKey(p) },
+		"trial": trialHref,
+		"cell":  func(t contract.BatchTaskSummary, c string) contract.BatchTaskCell { return t.PerConfig[c] },
+		"has":   func(t contract.BatchTaskSummary, c string) bool { _, ok := t.PerConfig[c]; return ok },
+	}).Parse(pageHTML))
+})
 
 // fmtNum writes a figure with 4 significant digits, never in exponent
 // form.
@@ -176,7 +183,7 @@ func (m *model) page(s *contract.BatchSummary) ([]byte, error) {
 	sp := spans(m)
 	ph := phases(m)
 	d := pageData{
-		CSS: template.CSS(pageCSS), JS: template.JS(pageJS), CSP: csp, S: s,
+		CSS: template.CSS(pageCSS), JS: template.JS(pageJS), CSP: csp(), S: s,
 		Start: utc(s.StartedMillis), End: utc(s.EndedMillis),
 		Charts: map[string]template.HTML{
 			"pass":     template.HTML(passRateChart(s)),
@@ -202,7 +209,7 @@ func (m *model) page(s *contract.BatchSummary) ([]byte, error) {
 		}
 	}
 	var buf bytes.Buffer
-	if err := pageTemplate.Execute(&buf, d); err != nil {
+	if err := pageTemplate().Execute(&buf, d); err != nil {
 		return nil, fmt.Errorf("batchreport: render index.html: %w", err)
 	}
 	return buf.Bytes(), nil

@@ -214,8 +214,8 @@ func outcomeColour(r *contract.BatchTrial) string {
 		}
 		return colFailed
 	case contract.TrialErrored:
-		if r.Error != nil && errorShades[r.Error.Class] != "" {
-			return errorShades[r.Error.Class]
+		if r.Error != nil && errorShade(r.Error.Class) != "" {
+			return errorShade(r.Error.Class)
 		}
 		return colError
 	}

@@ -10,18 +10,14 @@ import (
 
 // knownInitWork is init work in packages the commands link that is known
 // and owned by other work in progress; remove an entry once it is lazy.
-var knownInitWork = map[string]string{
-	Module + "/internal/batchreport": "the batch report's page template, parsed at init (the batch work owns it)",
-	Module + "/batch":                "the batch spec's tables, built at init (the batch work owns it)",
-}
+var knownInitWork = map[string]string{}
 
-// lazyLibraries are libraries outside this module whose init work is made
-// lazy here (third_party/, wired in by a replace in go.mod), with the most
-// allocations each may make at init: over it, the lazy copy is no longer
-// the one linked.
-var lazyLibraries = map[string]int{
-	"github.com/santhosh-tekuri/jsonschema/v6": 500, // upstream compiles every draft's metaschema at init: 21k
-}
+// The JSON Schema library (santhosh-tekuri/jsonschema/v6) compiles every
+// draft's metaschema at its own init (about 21k allocations): a cost every
+// fabric and fabric-agent-ctl process pays that no release of it avoids
+// yet. It is outside this module, so InitWork does not count it; the
+// budget of a command that needs no schema stays unmet until it is lazy
+// upstream or replaced.
 
 // commands are the programs whose start is budgeted (DESIGN.md section 5):
 // a host start to ready, a command that needs no schema.
@@ -42,11 +38,6 @@ func TestInitWork(t *testing.T) {
 		t.Run(c.pkg[len(Module)+1:], func(t *testing.T) {
 			bin := Build(t, c.pkg)
 			InitWork(t, knownInitWork, bin, nil, c.args...)
-			for _, in := range Inits(t, bin, nil, c.args...) {
-				if most, ok := lazyLibraries[in.Package]; ok && in.Allocs > most {
-					t.Errorf("%s: %d allocations at init (at most %d with its lazy copy in third_party/)", in.Package, in.Allocs, most)
-				}
-			}
 		})
 	}
 }
