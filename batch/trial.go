@@ -60,20 +60,39 @@ func Expand(s *Spec) []Trial {
 }
 
 // FabricVersion is the version of the Fabric module this program was built
-// with ("(devel)" for a build from a checkout); it is part of every trial
-// digest.
+// with, "(devel)" for a build from a checkout (also through a replace
+// directive, as the nested modules build it, and in test binaries); it is
+// part of every trial digest, so every program of one checkout agrees.
 func FabricVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if bi.Main.Path == "github.com/fabric-runtime/fabric" {
-			return bi.Main.Version
-		}
-		for _, d := range bi.Deps {
-			if d.Path == "github.com/fabric-runtime/fabric" {
-				return d.Version
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return devel
+	}
+	if strings.HasPrefix(bi.Main.Path, module) {
+		return released(bi.Main.Version)
+	}
+	for _, d := range bi.Deps {
+		if d.Path == module {
+			if d.Replace != nil {
+				return devel
 			}
+			return released(d.Version)
 		}
 	}
-	return "(devel)"
+	return devel
+}
+
+const (
+	module = "github.com/fabric-runtime/fabric"
+	devel  = "(devel)"
+)
+
+// released is v, or devel for no version or a pseudo-version of nothing.
+func released(v string) string {
+	if v == "" || v == devel || strings.HasPrefix(v, "v0.0.0-00010101000000-") {
+		return devel
+	}
+	return v
 }
 
 // agentConfig is one config of the spec, loaded with its overrides.
