@@ -51,7 +51,7 @@ type BatchTasks struct {
 // trial only after the run, and setup.sh runs before it).
 type BatchTask struct {
 	ID        string         `json:"id" jsonschema:"minLength=1,pattern=^[A-Za-z0-9][A-Za-z0-9._-]*$"`
-	Input     TaskInput      `json:"input"`
+	Input     *TaskInput     `json:"input,omitempty"`
 	Workspace *TaskWorkspace `json:"workspace,omitempty"`
 	Grader    *GraderSpec    `json:"grader,omitempty"`
 	// TimeoutSeconds bounds the agent's run of this task (the trial's

@@ -93,6 +93,9 @@ type AdapterDescriptor struct {
 	// Interfaces declares the harness interfaces the adapter supports
 	// (interfaces.go); absent means none.
 	Interfaces []InterfaceDeclaration `json:"interfaces,omitempty"`
+	// ModelErrors map the adapter's error codes and messages to the
+	// normalised model error codes (modelerrors.go); first match wins.
+	ModelErrors []ModelErrorRule `json:"model_errors,omitempty"`
 }
 
 // DescriptorLimits are an adapter's default lifecycle deadlines in seconds.

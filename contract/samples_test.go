@@ -360,7 +360,10 @@ func samples() map[string][]any {
 			StartedAtMillis: 1767225600000, FinishedAtMillis: 1767225602000, ElapsedMillis: 2000,
 			Metadata: map[string]any{"deadline_ms": 2500},
 		}},
-		"deployment": sampleDeployments(),
+		"deployment":    sampleDeployments(),
+		"batch":         sampleBatchSpecs(),
+		"batch-trial":   sampleBatchTrials(),
+		"batch-summary": sampleBatchSummaries(),
 		"doctor-report": {contract.DoctorReport{
 			AgentName: "research-agent", AdapterID: "nvidia.fabric.pi", Status: contract.DoctorWarn,
 			Checks: []contract.DoctorCheck{

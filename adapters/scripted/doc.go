@@ -1,7 +1,10 @@
 // Package scripted is the bundled deterministic adapter (id
 // fabric.scripted): responses come from its settings, with modes for every
 // failure the conformance suite needs (start failure, invoke failure,
-// malformed output, hang, crash mid-invoke, slow stream of N events).
+// malformed output, hang, crash mid-invoke, slow stream of N events), and
+// mode model (model.go), which asks the config's model over OpenAI Chat
+// Completions with one shell tool run in the workspace, so that a scripted
+// model endpoint (modelstub) drives the outcomes.
 //
 // It is a test and benchmark instrument, never a stand-in for a harness.
 package scripted

@@ -87,6 +87,13 @@ type Settings struct {
 	// RelayStray records that belong to no turn.
 	RelayRecords int `json:"relay_records,omitempty"`
 	RelayStray   int `json:"relay_stray,omitempty"`
+	// Mode model (model.go): ModelRole picks the model role (default: the
+	// role "default", else the only one), MaxSteps caps the model requests
+	// of a turn (default and at most MaxSteps), ToolTimeoutMS bounds one
+	// shell command (default DefaultToolTimeoutMS).
+	ModelRole     string `json:"model_role,omitempty"`
+	MaxSteps      int    `json:"max_steps,omitempty"`
+	ToolTimeoutMS int    `json:"tool_timeout_ms,omitempty"`
 }
 
 // Usage is reported token usage.
@@ -115,6 +122,11 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		os.Exit(3)
 	}
 	s := &session{set: set}
+	if set.Mode == ModeModel {
+		if s.model, err = newModelClient(in, set); err != nil {
+			return nil, &adapterkit.Error{Code: CodeInvalidSettings, Message: err.Error()}
+		}
+	}
 	if set.RelayRecords > 0 || set.RelayStray > 0 {
 		if s.relay, err = newRelayEmitter(in.TelemetryPlan); err != nil {
 			return nil, &adapterkit.Error{Code: CodeInvalidSettings, Message: "relay: " + err.Error()}
@@ -136,11 +148,11 @@ func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	switch set.Mode {
 	case "":
 		set.Mode = ModeOK
-	case ModeOK, ModeStartFailure, ModeExitOnStart, ModeInvokeFailure, ModeMalformedOutput, ModeHang, ModeCrashMidInvoke, ModeSlowStream:
+	case ModeOK, ModeStartFailure, ModeExitOnStart, ModeInvokeFailure, ModeMalformedOutput, ModeHang, ModeCrashMidInvoke, ModeSlowStream, ModeModel:
 	default:
 		return set, fmt.Errorf("settings: unknown mode %q", set.Mode)
 	}
-	if set.FailOnTurn < 0 || set.DelayMS < 0 || (set.Events != nil && *set.Events < 0) || (set.EventIntervalMS != nil && *set.EventIntervalMS < 0) {
+	if set.FailOnTurn < 0 || set.DelayMS < 0 || set.MaxSteps < 0 || set.ToolTimeoutMS < 0 || (set.Events != nil && *set.Events < 0) || (set.EventIntervalMS != nil && *set.EventIntervalMS < 0) {
 		return set, fmt.Errorf("settings: negative count or duration")
 	}
 	if set.FailOnTurn == 0 {
@@ -158,6 +170,8 @@ type session struct {
 	failing atomic.Bool
 	// svc is the shared service the runtime is bound to (service.go).
 	svc *serviceClient
+	// model is the model route of mode model, nil otherwise.
+	model *modelClient
 }
 
 func cancelled() contract.AgentRunResult {
@@ -178,6 +192,9 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		if err := s.relay.postTurn(ctx, inv.Context.RequestID, turn, s.set.RelayRecords, s.set.RelayStray); err != nil {
 			inv.Events.Emit(adapterkit.Event{Kind: "warning", Message: "relay: " + err.Error()})
 		}
+	}
+	if s.model != nil {
+		return s.model.invokeModel(ctx, inv, input), nil
 	}
 	if s.svc != nil {
 		var failed *contract.AgentRunResult
@@ -312,6 +329,9 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 }
 
 func (s *session) Stop(context.Context) error {
+	if s.model != nil {
+		s.model.close()
+	}
 	if s.svc != nil {
 		s.svc.close()
 	}

@@ -69,6 +69,11 @@ type core struct {
 
 func startHost(t *testing.T, settings map[string]any) (*core, error) {
 	t.Helper()
+	return startHostWith(t, startParams(settings))
+}
+
+func startHostWith(t *testing.T, params hostproto.StartParams) (*core, error) {
+	t.Helper()
 	hostSide, coreSide := net.Pipe()
 	c := &core{t: t, served: make(chan error, 1)}
 	c.conn = wire.NewConn(coreSide, coreSide, wire.Options{Handler: wire.HandlerFunc(func(ctx context.Context, req *wire.Request) (any, error) {
@@ -98,7 +103,7 @@ func startHost(t *testing.T, settings map[string]any) (*core, error) {
 		}
 		<-runEnd
 	})
-	return c, c.call(hostproto.OpStart, startParams(settings), nil)
+	return c, c.call(hostproto.OpStart, params, nil)
 }
 
 func mustStart(t *testing.T, settings map[string]any) *core {
@@ -406,7 +411,7 @@ func TestDescriptorsInSync(t *testing.T) {
 		t.Errorf("Settings field %q is not in the schema", k)
 	}
 	modes := props["mode"].(map[string]any)["enum"].([]any)
-	want := []any{scripted.ModeOK, scripted.ModeStartFailure, scripted.ModeInvokeFailure, scripted.ModeMalformedOutput, scripted.ModeHang, scripted.ModeCrashMidInvoke, scripted.ModeSlowStream, scripted.ModeExitOnStart}
+	want := []any{scripted.ModeOK, scripted.ModeStartFailure, scripted.ModeInvokeFailure, scripted.ModeMalformedOutput, scripted.ModeHang, scripted.ModeCrashMidInvoke, scripted.ModeSlowStream, scripted.ModeExitOnStart, scripted.ModeModel}
 	if !reflect.DeepEqual(modes, want) {
 		t.Errorf("modes %v, want %v", modes, want)
 	}

@@ -56,6 +56,9 @@ func All() []Doc {
 		{"check-report", "CheckReport", "Answer to a health check request.", reflect.TypeFor[contract.CheckReport]()},
 		{"doctor-report", "DoctorReport", "Result of preflight diagnosis.", reflect.TypeFor[contract.DoctorReport]()},
 		{"deployment", "Deployment", "A deployment of sandboxes, agents and integrations (fabric.deployment/v1alpha1).", reflect.TypeFor[contract.Deployment]()},
+		{"batch", "BatchSpec", "A batch of tasks x agent configs x repeats (fabric.batch/v1alpha1).", reflect.TypeFor[contract.BatchSpec]()},
+		{"batch-trial", "BatchTrial", "One trial's record of a batch (trial.json).", reflect.TypeFor[contract.BatchTrial]()},
+		{"batch-summary", "BatchSummary", "What a batch's trial records add up to (summary.json).", reflect.TypeFor[contract.BatchSummary]()},
 	}
 }
 
@@ -155,6 +158,13 @@ var typeOverrides = map[reflect.Type]func(*jsonschema.Schema){
 	reflect.TypeFor[contract.AdapterTelemetrySupport](): func(s *jsonschema.Schema) {
 		if p, ok := s.Properties.Get("providers"); ok {
 			p.PropertyNames = &jsonschema.Schema{Enum: []any{contract.TelemetryRelay, contract.TelemetryNative}}
+		}
+	},
+	reflect.TypeFor[contract.BatchConfig](): func(s *jsonschema.Schema) {
+		// An override sets any JSON value at a dotted path, not only an
+		// object (the json.RawMessage mapping above).
+		if p, ok := s.Properties.Get("overrides"); ok {
+			p.AdditionalProperties = jsonschema.TrueSchema
 		}
 	},
 	reflect.TypeFor[contract.AdapterDescriptor](): func(s *jsonschema.Schema) {

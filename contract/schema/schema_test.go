@@ -72,7 +72,8 @@ func TestSchemaCatalogue(t *testing.T) {
 		"agent", "adapter-descriptor", "run-plan", "run-request", "run-result", "fabric-event", "error-info",
 		"artifact-manifest", "runtime-handle", "invocation-handle", "environment-handle", "service-handle",
 		"service-reference", "runtime-stop-result", "agent-config", "runtime-context", "agent-run-request",
-		"agent-run-result", "check-request", "check-report", "doctor-report", "deployment",
+		"agent-run-result", "check-request", "check-report", "doctor-report", "deployment", "batch", "batch-trial",
+		"batch-summary",
 	}
 	if diff := cmp.Diff(want, schema.Names()); diff != "" {
 		t.Errorf("SchemaNames (-want +got):\n%s", diff)

@@ -128,6 +128,10 @@ func TestLoadDescriptorRules(t *testing.T) {
 		{"local ref ok", `{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"a","adapter_kind":"process","settings_schema":{"$defs":{"p":{"type":"integer"}},"type":"object","properties":{"x":{"$ref":"#/$defs/p"}}}}`, ""},
 		{"invalid schema", `{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"a","adapter_kind":"process","model_schema":{"type":"objekt"}}`, "model_schema"},
 		{"unknown extension point", `{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"a","adapter_kind":"process","extension_schemas":{"nope":{}}}`, "extension_schemas.nope"},
+		{"model error rules", `{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"a","adapter_kind":"process","model_errors":[{"code":"x","normalized":"model_auth"},{"message":"rate.?limit","normalized":"model_rate_limited","retryable":true}]}`, ""},
+		{"model error rule matching nothing", `{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"a","adapter_kind":"process","model_errors":[{"code":"x","normalized":"model_auth"},{"normalized":"model_auth"}]}`, "model_errors[1]"},
+		{"model error rule bad code", `{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"a","adapter_kind":"process","model_errors":[{"code":"x","normalized":"model_sad"}]}`, "model_errors[0].normalized"},
+		{"model error rule bad regexp", `{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"a","adapter_kind":"process","model_errors":[{"code":"x","normalized":"model_auth"},{"code":"y","normalized":"model_auth"},{"message":"rate(limit","normalized":"model_rate_limited"}]}`, "model_errors[2].message"},
 		{"unknown telemetry provider", `{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"a","adapter_kind":"process","telemetry":{"providers":{"x":{}}}}`, "telemetry.providers.x"},
 	}
 	for _, tt := range tests {

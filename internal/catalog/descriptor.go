@@ -152,6 +152,11 @@ func validateDescriptor(d *contract.AdapterDescriptor, path string) error {
 	if _, err := d.RunnerSpec(); err != nil {
 		return bad("runner", "invalid runner: "+err.Error())
 	}
+	for i := range d.ModelErrors {
+		if field, err := d.ModelErrors[i].Validate(); err != nil {
+			return bad(fmt.Sprintf("model_errors[%d]%s", i, field), err.Error())
+		}
+	}
 	return nil
 }
 

@@ -7,12 +7,13 @@ import (
 	"strings"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/strictdoc"
 )
 
 // checker applies the rules that need more than one field: names, scopes
 // and references. It runs after decoding, on what could be decoded.
 type checker struct {
-	rep   *report
+	rep   *strictdoc.Report
 	lines map[string]int
 	dep   *contract.Deployment
 }
@@ -34,7 +35,7 @@ func (c *checker) check() {
 	agentLine := map[string]int{}
 	for i := range d.Spec.Sandboxes {
 		sb := &d.Spec.Sandboxes[i]
-		p := indexPath("spec.sandboxes", i)
+		p := strictdoc.IndexPath("spec.sandboxes", i)
 		c.uniqueName(p+".name", sb.Name, "sandbox", sandboxLine)
 		c.nonEmpty(p+".workspace", sb.Workspace)
 		inner := scope{label: fmt.Sprintf("sandbox %q", sb.Name), defs: sb.Integrations, path: p + ".integrations"}
@@ -48,7 +49,7 @@ func (c *checker) check() {
 func (c *checker) agent(i, j int, agentLine map[string]int, enclosing ...scope) {
 	sb := &c.dep.Spec.Sandboxes[i]
 	a := &sb.Agents[j]
-	p := indexPath(indexPath("spec.sandboxes", i)+".agents", j)
+	p := strictdoc.IndexPath(strictdoc.IndexPath("spec.sandboxes", i)+".agents", j)
 	c.uniqueName(p+".name", a.Name, "agent", agentLine)
 	switch _, inline := c.lines[p+".fabric"]; {
 	case a.Config != "" && inline:
@@ -66,7 +67,7 @@ func (c *checker) agent(i, j int, agentLine map[string]int, enclosing ...scope) 
 	c.definitions(own, enclosing...)
 	first := map[string]int{}
 	for k, ref := range a.IntegrationRefs {
-		rp := indexPath(p+".integrationRefs", k)
+		rp := strictdoc.IndexPath(p+".integrationRefs", k)
 		if prev, dup := first[ref]; dup {
 			c.fail(CodeDuplicateReference, rp, fmt.Sprintf("%q is already listed at integrationRefs[%d]", ref, prev))
 			continue
@@ -111,13 +112,13 @@ func (c *checker) definedElsewhere(name string, i, j int) string {
 // names that shadow an enclosing scope's.
 func (c *checker) definitions(s scope, enclosing ...scope) {
 	for _, name := range slices.Sorted(maps.Keys(s.defs)) {
-		p := childPath(s.path, name)
+		p := strictdoc.ChildPath(s.path, name)
 		c.issues(p, func() []contract.DeploymentIssue { return contract.ValidateName(name) })
 		in := s.defs[name]
 		c.issues(p, in.Validate)
 		for _, e := range enclosing {
 			if _, ok := e.defs[name]; ok {
-				c.fail(CodeShadowedName, p, fmt.Sprintf("%q is also defined by %s (%s); one name means one integration: rename one of them", name, e.label, childPath(e.path, name)))
+				c.fail(CodeShadowedName, p, fmt.Sprintf("%q is also defined by %s (%s); one name means one integration: rename one of them", name, e.label, strictdoc.ChildPath(e.path, name)))
 				break
 			}
 		}
@@ -153,7 +154,7 @@ func (c *checker) issues(path string, validate func() []contract.DeploymentIssue
 }
 
 func (c *checker) failedNear(path string) bool {
-	return slices.ContainsFunc(c.rep.errs, func(e *Error) bool { return within(e.Path, path) || within(path, e.Path) })
+	return c.rep.Has(func(e *Error) bool { return within(e.Path, path) || within(path, e.Path) })
 }
 
 // within reports whether path is at or below parent.
@@ -166,7 +167,7 @@ func within(path, parent string) bool {
 // below path: the value there is incomplete or known to be wrong.
 func (c *checker) fail(code, path, msg string) {
 	if !c.failedNear(path) {
-		c.rep.add(code, path, c.lineOf(path), msg)
+		c.rep.Add(code, path, c.lineOf(path), msg)
 	}
 }
 

@@ -1,26 +1,21 @@
 package document
 
-import (
-	"cmp"
-	"slices"
-	"strconv"
-	"strings"
-)
+import "github.com/fabric-runtime/fabric/internal/strictdoc"
 
 // Error codes. Every error of Parse and Load is an *Error with one of them;
 // docs/deployment-document.md explains each.
 const (
-	CodeUnreadable               = "document_unreadable"
-	CodeTooLarge                 = "document_too_large"
-	CodeSyntax                   = "invalid_syntax"
-	CodeMultipleDocuments        = "multiple_documents"
-	CodeDuplicateKey             = "duplicate_key"
-	CodeUnsupportedYAML          = "unsupported_yaml"
-	CodeUnsupportedSchemaVersion = "unsupported_schema_version"
-	CodeUnknownField             = "unknown_field"
-	CodeMissingField             = "missing_field"
-	CodeInvalidType              = "invalid_type"
-	CodeInvalidValue             = "invalid_value"
+	CodeUnreadable               = strictdoc.CodeUnreadable
+	CodeTooLarge                 = strictdoc.CodeTooLarge
+	CodeSyntax                   = strictdoc.CodeSyntax
+	CodeMultipleDocuments        = strictdoc.CodeMultipleDocuments
+	CodeDuplicateKey             = strictdoc.CodeDuplicateKey
+	CodeUnsupportedYAML          = strictdoc.CodeUnsupportedYAML
+	CodeUnsupportedSchemaVersion = strictdoc.CodeUnsupportedSchemaVersion
+	CodeUnknownField             = strictdoc.CodeUnknownField
+	CodeMissingField             = strictdoc.CodeMissingField
+	CodeInvalidType              = strictdoc.CodeInvalidType
+	CodeInvalidValue             = strictdoc.CodeInvalidValue
 	CodeInvalidCredential        = "invalid_credential"
 	CodeUnknownKind              = "unknown_kind"
 	CodeDuplicateName            = "duplicate_name"
@@ -32,82 +27,10 @@ const (
 
 // Error is one problem of a document, at a line (0 when unknown) and a
 // dotted path ("" for the whole document).
-type Error struct {
-	File    string `json:"file"`
-	Line    int    `json:"line,omitempty"`
-	Path    string `json:"path,omitempty"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
-
-// Error is "file:line: path: message".
-func (e *Error) Error() string {
-	var b strings.Builder
-	switch {
-	case e.File != "" && e.Line > 0:
-		b.WriteString(e.File + ":" + strconv.Itoa(e.Line) + ": ")
-	case e.File != "":
-		b.WriteString(e.File + ": ")
-	case e.Line > 0:
-		b.WriteString("line " + strconv.Itoa(e.Line) + ": ")
-	}
-	if e.Path != "" {
-		b.WriteString(e.Path + ": ")
-	}
-	b.WriteString(e.Message)
-	return b.String()
-}
+type Error = strictdoc.Error
 
 // Errors are every problem found in one document, sorted by line.
-type Errors []*Error
+type Errors = strictdoc.Errors
 
-// Error joins the errors, one a line.
-func (es Errors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-// Unwrap lets errors.As and errors.Is reach each *Error.
-func (es Errors) Unwrap() []error {
-	out := make([]error, len(es))
-	for i, e := range es {
-		out[i] = e
-	}
-	return out
-}
-
-// Codes returns the code of each error, in order.
-func (es Errors) Codes() []string {
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = e.Code
-	}
-	return out
-}
-
-// report collects the errors of one parse.
-type report struct {
-	file string
-	errs Errors
-}
-
-func (r *report) add(code, path string, line int, msg string) {
-	r.errs = append(r.errs, &Error{File: r.file, Line: line, Path: path, Code: code, Message: msg})
-}
-
-// at reports whether an error was recorded at path.
-func (r *report) at(path string) bool {
-	return slices.ContainsFunc(r.errs, func(e *Error) bool { return e.Path == path })
-}
-
-// err returns the sorted errors, or nil.
-func (r *report) err() error {
-	if len(r.errs) == 0 {
-		return nil
-	}
-	slices.SortStableFunc(r.errs, func(a, b *Error) int { return cmp.Compare(a.Line, b.Line) })
-	return r.errs
-}
+// MaxDocumentSize is the largest document, in bytes, that is read.
+const MaxDocumentSize = strictdoc.MaxSize

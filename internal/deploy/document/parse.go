@@ -7,13 +7,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strconv"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/strictdoc"
 )
 
 // Document is a deployment document that passed every check.
@@ -32,12 +31,7 @@ func Load(path string) (*Document, error) {
 	if err != nil {
 		return nil, unreadable(path, err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, unreadable(path, err)
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxDocumentSize+1))
+	data, err := strictdoc.ReadFile(path)
 	if err != nil {
 		return nil, unreadable(path, err)
 	}
@@ -59,37 +53,21 @@ func unreadable(path string, err error) error {
 //
 // The error, when not nil, is Errors: every problem found, sorted by line.
 func Parse(data []byte, name, baseDir string) (*Document, error) {
-	rep := &report{file: name}
-	if len(data) > MaxDocumentSize {
-		rep.add(CodeTooLarge, "", 0, fmt.Sprintf("the document is over %d bytes", MaxDocumentSize))
-		return nil, rep.err()
-	}
+	rep := &strictdoc.Report{File: name}
 	base, err := filepath.Abs(baseDir)
 	if err != nil {
 		return nil, unreadable(name, fmt.Errorf("base directory: %w", err))
 	}
-	root := parseSource(data, rep)
+	root := strictdoc.Root(data, rep, contract.DeploymentSchemaVersion)
 	if root == nil {
-		return nil, rep.err()
-	}
-	if kindOf(root) != kindObject {
-		rep.add(CodeInvalidType, "", root.Line, "expected a mapping at the top level, found "+string(kindOf(root)))
-		return nil, rep.err()
-	}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		k, v := root.Content[i], root.Content[i+1]
-		if k.Value == "schema_version" && kindOf(v) == kindString && v.Value != contract.DeploymentSchemaVersion {
-			rep.add(CodeUnsupportedSchemaVersion, "schema_version", k.Line,
-				fmt.Sprintf("schema_version %q is not supported; this Fabric reads %s", v.Value, contract.DeploymentSchemaVersion))
-			return nil, rep.err()
-		}
+		return nil, rep.Err()
 	}
 	doc := &Document{Path: name, BaseDir: base}
-	dec := decoder{rep: rep, lines: map[string]int{}}
-	dec.decode(root, "", root.Line, reflect.ValueOf(&doc.Deployment).Elem())
-	c := checker{rep: rep, lines: dec.lines, dep: &doc.Deployment}
+	dec := newDecoder(rep)
+	dec.Decode(root, "", root.Line, reflect.ValueOf(&doc.Deployment).Elem())
+	c := checker{rep: rep, lines: dec.Lines, dep: &doc.Deployment}
 	c.check()
-	if err := rep.err(); err != nil {
+	if err := rep.Err(); err != nil {
 		return nil, err
 	}
 	if doc.Digest, err = Digest(&doc.Deployment); err != nil {

@@ -1,0 +1,64 @@
+package batch
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/fabric-runtime/fabric/contract"
+)
+
+// Regrade runs the graders again on every trial whose run ended (graded,
+// or a grader error) and whose workspace was kept (keep_workspaces), and
+// commits the new grade; the agent does not run again. It returns how
+// many trials it regraded.
+func (r *Runner) Regrade(ctx context.Context) (int, error) {
+	n := 0
+	for _, t := range r.trials {
+		rec, err := r.ReadTrial(t)
+		if err != nil {
+			return n, err
+		}
+		if rec == nil || rec.Paths.Workspace == "" {
+			continue
+		}
+		graded := rec.Outcome == contract.TrialPassed || rec.Outcome == contract.TrialFailed
+		graderErr := rec.Outcome == contract.TrialErrored && rec.Error != nil && rec.Error.Class == contract.ErrorClassGrader
+		if !graded && !graderErr {
+			continue
+		}
+		adir := filepath.Join(t.Dir, "attempts", strconv.Itoa(rec.Attempts))
+		abs := filepath.Join(r.dir, adir)
+		var res *contract.RunResult
+		if b, err := os.ReadFile(filepath.Join(abs, "run_result.json")); err == nil {
+			res = &contract.RunResult{}
+			if err := json.Unmarshal(b, res); err != nil {
+				return n, err
+			}
+		}
+		out, _ := os.ReadFile(filepath.Join(abs, "output.txt"))
+		task := r.task(t.Task)
+		g, gerr := r.grade(ctx, t, task, res, string(out), filepath.Join(r.dir, rec.Paths.Workspace), abs, adir, rec)
+		if ctx.Err() != nil {
+			return n, ctx.Err()
+		}
+		rec.Error = nil
+		switch {
+		case gerr != nil:
+			rec.Outcome = contract.TrialErrored
+			rec.Error = &contract.TrialError{Class: contract.ErrorClassGrader, Code: "grader_error", Message: gerr.Error(), Retryable: true}
+		case g.Passed:
+			rec.Outcome = contract.TrialPassed
+		default:
+			rec.Outcome = contract.TrialFailed
+		}
+		rec.Reward, rec.Rewards = g.Reward, g.Rewards
+		if err := r.Commit(*rec); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
