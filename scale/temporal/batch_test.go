@@ -13,6 +13,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
 	fabric "github.com/fabric-runtime/fabric"
@@ -434,4 +435,51 @@ func gapsAndDurations(t *testing.T, recs []contract.BatchTrial) (gaps, durs []fl
 		}
 	}
 	return gaps, durs
+}
+
+// BatchWorkflow continues as new every ChildrenPerRun children (5 here)
+// and still runs every trial once.
+func TestContinueAsNewRunsEveryTrial(t *testing.T) {
+	e := newEnv(t)
+	spec := twelveTrials(t, t.TempDir(), "can", 3, 0, 0)
+	e.worker("host-a", "--queues", "qa,qb", "--slots", "3")
+	s, err := batch.Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := batch.Open(context.Background(), s, e.dir, batch.Options{Client: fabric.New(fabric.WithHostBinary(workerBin))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	pending, err := r.Pending()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := ftemporal.WritePlan(e.dir, pending)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := ftemporal.BatchRef{URI: ftemporal.DirURI(e.dir), Spec: spec, SpecDigest: s.Digest, Name: "can", PlanFile: plan, HeartbeatTimeoutSeconds: 2}
+	ctx := context.Background()
+	we, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: ftemporal.BatchWorkflowID("can"), TaskQueue: ftemporal.BatchQueue},
+		"BatchWorkflow", ftemporal.BatchState{Ref: ref, ChildrenPerRun: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res ftemporal.BatchProgress
+	if err := we.Get(ctx, &res); err != nil {
+		t.Fatalf("batch workflow: %v", err)
+	}
+	if res.Started != 12 || res.Outcomes["passed"] != 8 || res.Outcomes["failed"] != 4 {
+		t.Fatalf("result %+v, want 12 started, 8 passed, 4 failed", res)
+	}
+	if n := len(records(t, e.dir)); n != 12 {
+		t.Fatalf("%d records, want 12", n)
+	}
+	q := `WorkflowId = "` + ftemporal.BatchWorkflowID("can") + `"`
+	waitFor(t, 30*time.Second, "3 runs of the batch workflow", func() bool {
+		resp, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.ns, Query: q})
+		return err == nil && len(resp.GetExecutions()) == 3
+	})
 }

@@ -23,42 +23,58 @@ import (
 
 // workerBin is fabric-temporal and serverBin the test server (module
 // ./testserver: temporaltest in a process of its own, because the
-// server's OpenTelemetry pins cannot share a build with Fabric's), both
-// built once by TestMain.
-var workerBin, serverBin string
+// server's OpenTelemetry pins cannot share a build with Fabric's), built
+// once, by the first test that needs them, into binDir.
+var (
+	binDir               string
+	buildOnce            sync.Once
+	buildErr             error
+	workerBin, serverBin string
+)
 
 func TestMain(m *testing.M) {
-	os.Exit(buildAndRun(m))
-}
-
-func buildAndRun(m *testing.M) int {
-	tmp, err := os.MkdirTemp("", "fabric-temporal-test-")
+	// Race-built adapter hosts (the local runs' too) would otherwise
+	// sleep 1 s at exit.
+	if os.Getenv("GORACE") == "" {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
+	dir, err := os.MkdirTemp("", "fabric-temporal-test-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		os.Exit(1)
 	}
-	defer os.RemoveAll(tmp)
-	workerBin = filepath.Join(tmp, "fabric-temporal")
-	serverBin = filepath.Join(tmp, "testserver")
-	race := []string{}
-	if raceEnabled {
-		race = append(race, "-race")
-	}
-	builds := [][]string{
-		append(append([]string{"build", "-o", workerBin}, race...), "./cmd/fabric-temporal"),
-		{"build", "-C", "testserver", "-o", serverBin, "."},
-	}
-	for _, args := range builds {
-		start := time.Now()
-		cmd := exec.Command("go", args...)
-		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-		if err := cmd.Run(); err != nil {
-			fmt.Fprintln(os.Stderr, "go", strings.Join(args, " "), ":", err)
-			return 1
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func buildBinaries(t *testing.T) {
+	t.Helper()
+	buildOnce.Do(func() {
+		workerBin = filepath.Join(binDir, "fabric-temporal")
+		serverBin = filepath.Join(binDir, "testserver")
+		race := []string{}
+		if raceEnabled {
+			race = append(race, "-race")
 		}
-		fmt.Fprintf(os.Stderr, "go %s: %.1fs\n", strings.Join(args, " "), time.Since(start).Seconds())
+		builds := [][]string{
+			append(append([]string{"build", "-o", workerBin}, race...), "./cmd/fabric-temporal"),
+			{"build", "-C", "testserver", "-o", serverBin, "."},
+		}
+		for _, args := range builds {
+			start := time.Now()
+			out, err := exec.Command("go", args...).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+				return
+			}
+			t.Logf("go %s: %.1fs", strings.Join(args, " "), time.Since(start).Seconds())
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
 	}
-	return m.Run()
 }
 
 // env is one Temporal test server and a directory for a batch.
@@ -73,6 +89,7 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	buildBinaries(t)
 	start := time.Now()
 	srv := exec.Command(serverBin)
 	stdin, err := srv.StdinPipe()
@@ -155,7 +172,6 @@ func (s *syncBuffer) String() string {
 func (e *env) start(name string, args ...string) *proc {
 	e.t.Helper()
 	cmd := exec.Command(workerBin, args...)
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	p := &proc{name: name, cmd: cmd, log: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.log, p.log

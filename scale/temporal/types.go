@@ -95,6 +95,8 @@ type BatchState struct {
 	Plan   *Plan         `json:"plan,omitempty"`
 	Offset int           `json:"offset"`
 	Result BatchProgress `json:"result"`
+	// ChildrenPerRun overrides ChildrenPerRun (tests).
+	ChildrenPerRun int `json:"children_per_run,omitempty"`
 }
 
 // BatchProgress counts what the batch's trial workflows ended with.

@@ -35,9 +35,13 @@ func BatchWorkflow(ctx workflow.Context, st BatchState) (BatchProgress, error) {
 		st.Plan = &plan
 		st.Result.Planned = plan.Count
 	}
+	perRun := ChildrenPerRun
+	if st.ChildrenPerRun > 0 {
+		perRun = st.ChildrenPerRun
+	}
 	var page []PlannedTrial
 	if st.Offset < st.Plan.Count {
-		if err := workflow.ExecuteActivity(actx, activityPlanPage, st.Ref, *st.Plan, st.Offset, ChildrenPerRun).Get(ctx, &page); err != nil {
+		if err := workflow.ExecuteActivity(actx, activityPlanPage, st.Ref, *st.Plan, st.Offset, perRun).Get(ctx, &page); err != nil {
 			return st.Result, err
 		}
 	}
