@@ -13,7 +13,6 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
-	"go.temporal.io/sdk/client"
 	"google.golang.org/protobuf/proto"
 
 	fabric "github.com/fabric-runtime/fabric"
@@ -82,7 +81,9 @@ func TestTwoWorkersMatchLocal(t *testing.T) {
 	e.worker("host-a", "--queues", "qa,qb", "--slots", "2")
 	e.worker("host-b", "--queues", "qa,qb", "--slots", "2")
 	start := time.Now()
-	p := e.submit(spec, "--heartbeat-timeout", "2s")
+	// Not the 2 s of the host-loss test: on a loaded machine a race-built
+	// worker can miss that, and the trial then runs twice.
+	p := e.submit(spec, "--heartbeat-timeout", "15s")
 	if code := p.wait(t, 4*time.Minute); code != 0 {
 		t.Fatalf("run exit %d:\n%s", code, p.log.String())
 	}
@@ -306,9 +307,20 @@ grader: {kind: output_match, match: {contains: "answer"}}
 	if len(recs) != 4 {
 		t.Fatalf("%d records, want 4", len(recs))
 	}
+	// When the server handed each RunTrial to the worker (the limiter's
+	// doing), from the trial workflows' histories.
 	var starts []int64
 	for _, r := range recs {
-		starts = append(starts, r.Timings.StartedMillis)
+		it := e.client.GetWorkflowHistory(context.Background(), ftemporal.TrialWorkflowID("rps", r.TrialID), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.GetEventType() == enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED {
+				starts = append(starts, ev.GetEventTime().AsTime().UnixMilli())
+			}
+		}
 	}
 	sort.Slice(starts, func(i, j int) bool { return starts[i] < starts[j] })
 	var gaps []int64
@@ -316,11 +328,12 @@ grader: {kind: output_match, match: {contains: "answer"}}
 		gaps = append(gaps, starts[i]-starts[i-1])
 	}
 	t.Logf("gaps between trial starts (ms): %v", gaps)
-	for _, g := range gaps {
-		// The server's limiter, not our clock, spaces them; allow the
-		// skew between its dispatch and our start stamp.
+	// The test server gives each task queue one partition, so the
+	// queue's limit is one token bucket; its burst lets the first two
+	// leave together (measured: 45 ms apart), then one a second.
+	for _, g := range gaps[1:] {
 		if g < 900 {
-			t.Fatalf("trial starts %v ms apart, want >= 1 s each", gaps)
+			t.Fatalf("trial starts %v ms apart, want >= 1 s after the first pair", gaps)
 		}
 	}
 }
@@ -419,7 +432,7 @@ grader: {kind: output_match, match: {contains: "answer"}}
 	lg, ld := gapsAndDurations(t, records(t, localDir))
 	t.Logf("per-trial: median duration temporal %.3fs local %.3fs; median gap end->next start temporal %.3fs local %.3fs; batch wall temporal %.2fs (incl. process start, submit, report) local %.2fs",
 		median(td), median(ld), median(tg), median(lg), twall.Seconds(), lwall.Seconds())
-	t.Logf("temporal overhead per trial (median gap + duration difference): %.3fs", median(tg)-median(lg)+median(td)-median(ld))
+	t.Logf("temporal overhead per trial (median gap end->next start, temporal minus local): %.3fs", median(tg)-median(lg))
 }
 
 func gapsAndDurations(t *testing.T, recs []contract.BatchTrial) (gaps, durs []float64) {
@@ -443,40 +456,18 @@ func TestContinueAsNewRunsEveryTrial(t *testing.T) {
 	e := newEnv(t)
 	spec := twelveTrials(t, t.TempDir(), "can", 3, 0, 0)
 	e.worker("host-a", "--queues", "qa,qb", "--slots", "3")
-	s, err := batch.Load(spec)
-	if err != nil {
-		t.Fatal(err)
+	// Submitted by fabric-temporal itself: the trial digests include the
+	// Fabric build, which a test binary reports differently.
+	p := e.submit(spec, "--children-per-run", "5")
+	if code := p.wait(t, 4*time.Minute); code != 0 {
+		t.Fatalf("run exit %d:\n%s", code, p.log.String())
 	}
-	r, err := batch.Open(context.Background(), s, e.dir, batch.Options{Client: fabric.New(fabric.WithHostBinary(workerBin))})
-	if err != nil {
-		t.Fatal(err)
+	recs := records(t, e.dir)
+	want := map[string]int{"a/passed": 4, "a/failed": 2, "b/passed": 4, "b/failed": 2}
+	if got := countOutcomes(recs); !reflect.DeepEqual(got, want) {
+		t.Fatalf("outcomes %v, want %v", got, want)
 	}
-	defer r.Close()
-	pending, err := r.Pending()
-	if err != nil {
-		t.Fatal(err)
-	}
-	plan, err := ftemporal.WritePlan(e.dir, pending)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := ftemporal.BatchRef{URI: ftemporal.DirURI(e.dir), Spec: spec, SpecDigest: s.Digest, Name: "can", PlanFile: plan, HeartbeatTimeoutSeconds: 2}
 	ctx := context.Background()
-	we, err := e.client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: ftemporal.BatchWorkflowID("can"), TaskQueue: ftemporal.BatchQueue},
-		"BatchWorkflow", ftemporal.BatchState{Ref: ref, ChildrenPerRun: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res ftemporal.BatchProgress
-	if err := we.Get(ctx, &res); err != nil {
-		t.Fatalf("batch workflow: %v", err)
-	}
-	if res.Started != 12 || res.Outcomes["passed"] != 8 || res.Outcomes["failed"] != 4 {
-		t.Fatalf("result %+v, want 12 started, 8 passed, 4 failed", res)
-	}
-	if n := len(records(t, e.dir)); n != 12 {
-		t.Fatalf("%d records, want 12", n)
-	}
 	q := `WorkflowId = "` + ftemporal.BatchWorkflowID("can") + `"`
 	waitFor(t, 30*time.Second, "3 runs of the batch workflow", func() bool {
 		resp, err := e.client.ListWorkflow(ctx, &workflowservice.ListWorkflowExecutionsRequest{Namespace: e.ns, Query: q})

@@ -1,7 +1,7 @@
 // Command testserver runs Temporal's in-process test server
 // (go.temporal.io/server/temporaltest: SQLite in memory, a random loopback
 // port) for the tests of scale/temporal, with Fabric's search attributes
-// registered. It prints {"address": ..., "namespace": ...} on one line of
+// registered and one partition per task queue. It prints {"address": ..., "namespace": ...} on one line of
 // stdout once the server is up and stops when stdin closes or on SIGTERM.
 //
 // It is a module of its own because the server's OpenTelemetry pins and
@@ -20,6 +20,8 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/operatorservice/v1"
+	"go.temporal.io/server/common/dynamicconfig"
+	"go.temporal.io/server/temporal"
 	"go.temporal.io/server/temporaltest"
 )
 
@@ -42,7 +44,17 @@ func main() {
 }
 
 func run() error {
-	ts := temporaltest.NewServer()
+	// One partition per task queue: a queue's activity rate limit
+	// (TaskQueueActivitiesPerSecond) is then one token bucket, so the
+	// tests can check that starts are spaced. With the default four
+	// partitions the rate holds on average, with a burst of one start per
+	// partition.
+	one := []dynamicconfig.ConstrainedValue{{Value: 1}}
+	ts := temporaltest.NewServer(temporaltest.WithBaseServerOptions(temporal.WithDynamicConfigClient(dynamicconfig.StaticClient{
+		dynamicconfig.ForceSearchAttributesCacheRefreshOnRead.Key(): []dynamicconfig.ConstrainedValue{{Value: true}},
+		dynamicconfig.MatchingNumTaskqueueReadPartitions.Key():      one,
+		dynamicconfig.MatchingNumTaskqueueWritePartitions.Key():     one,
+	})))
 	defer ts.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -56,7 +56,7 @@ func main() {
 func usage(stderr io.Writer) int {
 	fmt.Fprintln(stderr, `usage:
   fabric-temporal worker [--address A] [--namespace N] [--dir DIR]... [--slots N] [--queues key1,key2] [--queue-rps R] [--host NAME]
-  fabric-temporal run SPEC --dir DIR [--address A] [--namespace N] [--follow] [--heartbeat-timeout D] [--retry-errors classes] [--rerun-changed]
+  fabric-temporal run SPEC --dir DIR [--address A] [--namespace N] [--follow] [--heartbeat-timeout D] [--retry-errors classes] [--rerun-changed] [--children-per-run N]
   fabric-temporal cancel --dir DIR [--address A] [--namespace N]`)
 	return exitUsage
 }
@@ -192,6 +192,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	hbt := fs.Duration("heartbeat-timeout", ftemporal.DefaultHeartbeatTimeout, "trial heartbeat timeout: a host silent this long is taken as lost")
 	retryErrors := fs.String("retry-errors", "", "comma-separated error classes whose committed trials run again (all: every class)")
 	rerunChanged := fs.Bool("rerun-changed", false, "rerun trials whose digest changed instead of refusing")
+	perRun := fs.Int("children-per-run", ftemporal.ChildrenPerRun, "trial workflows a BatchWorkflow run starts before it continues as new")
 	pos, err := parse(fs, args)
 	if err != nil || len(pos) != 1 || *dir == "" {
 		if err == nil {
@@ -261,7 +262,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 			TaskQueue:                ftemporal.BatchQueue,
 			WorkflowIDReusePolicy:    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 			WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING,
-		}, "BatchWorkflow", ftemporal.BatchState{Ref: ref})
+		}, "BatchWorkflow", ftemporal.BatchState{Ref: ref, ChildrenPerRun: *perRun})
 		if err != nil {
 			fmt.Fprintln(stderr, "fabric-temporal: submit:", err)
 			return exitFailure
