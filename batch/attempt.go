@@ -18,6 +18,7 @@ import (
 
 	"github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/host"
 )
 
 // Trial phases, as Progress reports them.
@@ -113,7 +114,10 @@ func (r *Runner) Attempt(ctx context.Context, t Trial, attempt int, progress fun
 	res, runErr := r.run(runCtx, cfg, ws, abs, input, &rec, progress)
 	rec.Timings.RunEndMillis = now().UnixMilli()
 	rec.Timings.RunSeconds = seconds(now().Sub(runStart))
-	timedOut := errors.Is(context.Cause(runCtx), errTimeout)
+	// The trial's own timeout, or the config's (runtime.timeout_seconds,
+	// which the runtime enforces as host_timeout): either way the agent ran
+	// out of time, and the trial is graded.
+	timedOut := errors.Is(context.Cause(runCtx), errTimeout) || runTimedOut(runErr, res)
 	rec.TimedOut = timedOut
 	if res != nil {
 		rec.Paths.RunResult = filepath.Join(adir, "run_result.json")
@@ -140,23 +144,31 @@ func (r *Runner) Attempt(ctx context.Context, t Trial, attempt int, progress fun
 	g, gerr := r.grade(ctx, t, task, res, output, ws, abs, adir, &rec)
 	rec.Timings.GradeEndMillis = now().UnixMilli()
 	rec.Timings.GradeSeconds = seconds(now().Sub(gradeStart))
-	switch {
-	case ctx.Err() != nil:
+	if ctx.Err() != nil {
 		return r.cancelled(&rec, finish)
-	case gerr != nil:
+	}
+	applyGrade(&rec, g, gerr)
+	if timedOut {
+		rec.Reason = "timeout"
+	}
+	r.keepWorkspace(&rec, ws)
+	return finish()
+}
+
+// applyGrade records a grader's verdict: its outcome and rewards, or a
+// grader error (retryable: graders fail for infrastructure reasons too).
+func applyGrade(rec *contract.BatchTrial, g Grade, err error) {
+	rec.Error = nil
+	switch {
+	case err != nil:
 		rec.Outcome = contract.TrialErrored
-		rec.Error = &contract.TrialError{Class: contract.ErrorClassGrader, Code: "grader_error", Message: gerr.Error(), Retryable: true}
+		rec.Error = &contract.TrialError{Class: contract.ErrorClassGrader, Code: "grader_error", Message: err.Error(), Retryable: true}
 	case g.Passed:
 		rec.Outcome = contract.TrialPassed
 	default:
 		rec.Outcome = contract.TrialFailed
 	}
 	rec.Reward, rec.Rewards = g.Reward, g.Rewards
-	if timedOut {
-		rec.Reason = "timeout"
-	}
-	r.keepWorkspace(&rec, ws)
-	return finish()
 }
 
 func (r *Runner) cancelled(rec *contract.BatchTrial, finish func() contract.BatchTrial) contract.BatchTrial {
@@ -300,7 +312,7 @@ func (r *Runner) run(ctx context.Context, cfg *agentConfig, ws, abs, input strin
 	_, stopErr := rt.Stop(stopCtx)
 	if res != nil {
 		b, _ := json.MarshalIndent(res, "", "  ")
-		if werr := writeAtomic(filepath.Join(abs, "run_result.json"), append(b, '\n')); werr != nil && invErr == nil {
+		if werr := writeAtomic(filepath.Join(abs, "run_result.json"), append(b, '\n'), false); werr != nil && invErr == nil {
 			invErr = werr
 		}
 		if res.Status != contract.StatusSucceeded && invErr == nil {
@@ -311,6 +323,15 @@ func (r *Runner) run(ctx context.Context, cfg *agentConfig, ws, abs, input strin
 		r.log.Warn("batch: runtime stop failed", "trial", rec.TrialID, "err", stopErr)
 	}
 	return res, invErr
+}
+
+// runTimedOut says whether a run failed on the runtime's invoke deadline.
+func runTimedOut(err error, res *contract.RunResult) bool {
+	info := fabric.ErrorInfo(err)
+	if res != nil && res.Error != nil {
+		info = res.Error
+	}
+	return info != nil && info.Code == host.CodeHostTimeout && info.Stage == contract.StageInvoke
 }
 
 // resultError is a run whose result is not succeeded.

@@ -11,21 +11,16 @@ import (
 // Model errors that retrying cannot fix: they open the quota key's
 // circuit (no more trials start on it) instead of being retried.
 var circuitCodes = map[string]bool{
-	"model_quota_exhausted": true,
-	"model_auth":            true,
-	"model_not_found":       true,
+	contract.ModelQuotaExhausted: true,
+	contract.ModelAuth:           true,
+	contract.ModelNotFound:       true,
 }
 
 var notRetryable = map[string]bool{
-	"model_quota_exhausted":  true,
-	"model_auth":             true,
-	"model_not_found":        true,
-	"model_context_exceeded": true,
-}
-
-// modelClassifier is what an adapter descriptor says of its model errors.
-type modelClassifier interface {
-	ClassifyModelError(info *contract.ErrorInfo) (normalized string, retryable bool, ok bool)
+	contract.ModelQuotaExhausted:  true,
+	contract.ModelAuth:            true,
+	contract.ModelNotFound:        true,
+	contract.ModelContextExceeded: true,
 }
 
 // classify gives a failed run its error class from Fabric's codes: the
@@ -70,12 +65,8 @@ func (r *Runner) classify(cfg *agentConfig, err error, res *contract.RunResult) 
 // error; without a descriptor rule, a code already normalised (model_*)
 // is one.
 func (r *Runner) modelError(cfg *agentConfig, info *contract.ErrorInfo) (string, bool, bool) {
-	if d := r.descriptor(cfg); d != nil {
-		if mc, ok := any(d).(modelClassifier); ok {
-			if code, retryable, ok := mc.ClassifyModelError(info); ok {
-				return code, retryable, true
-			}
-		}
+	if code, retryable, ok := r.descriptor(cfg).ClassifyModelError(info); ok {
+		return code, retryable, true
 	}
 	if strings.HasPrefix(info.Code, "model_") {
 		return info.Code, info.Retryable, true

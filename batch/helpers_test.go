@@ -75,3 +75,6 @@ func outcomes(t *testing.T, r *batch.Runner) map[string]int {
 }
 
 var _ = contract.TrialPassed
+
+// batchOptions are the options of a test runner.
+func batchOptions() batch.Options { return batch.Options{} }

@@ -92,6 +92,20 @@ func (k *key) pause(until time.Time) {
 	k.mu.Unlock()
 }
 
+// blocked says why a trial admitted earlier must not start now: the
+// budget is spent or the key's circuit opened.
+func (k *key) blocked(overBudget bool) string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch {
+	case overBudget:
+		return "budget"
+	case k.open:
+		return "circuit_open"
+	}
+	return ""
+}
+
 // admit waits until the key may start one more trial; false when ctx ends
 // or the circuit is open.
 func (k *key) admit(ctx context.Context) bool {
@@ -286,11 +300,12 @@ func (r *Runner) Run(ctx context.Context, opts RunOptions) (Stats, error) {
 					release(cfgSem)
 					return
 				}
-				if overBudget() {
+				// Both may have changed while this trial waited for a slot.
+				if reason := k.blocked(overBudget()); reason != "" {
 					release(global)
 					release(k.inFlight)
 					release(cfgSem)
-					skip(t, "budget")
+					skip(t, reason)
 					continue
 				}
 				mu.Lock()

@@ -108,10 +108,10 @@ code=$(cat "$FABRIC_OUTPUT_FILE")
 if [ "$code" = 3 ]; then echo '{"reward": 0.5, "style": 2}' > reward.json; exit 0; fi
 exit "$code"
 `,
-		"tasks/pass/prompt.md":      "0",
-		"tasks/pass/tests/expected": "x",
-		"tasks/fail/prompt.md":      "1",
-		"tasks/fail/tests/expected": "x",
+		"tasks/pass/prompt.md":        "0",
+		"tasks/pass/tests/expected":   "x",
+		"tasks/fail/prompt.md":        "1",
+		"tasks/fail/tests/expected":   "x",
 		"tasks/broken/prompt.md":      "2",
 		"tasks/broken/tests/expected": "x",
 		"tasks/reward/prompt.md":      "3",
@@ -280,5 +280,18 @@ models:
 	}
 	if passed != 3 || skipped != 2 {
 		t.Errorf("%d passed, %d skipped; want 3 and 2 (the third trial reaches $3 >= $2.50)", passed, skipped)
+	}
+}
+
+func TestConfigTimeoutIsGraded(t *testing.T) {
+	dir := t.TempDir()
+	files(t, dir, map[string]string{
+		"hang.yaml": strings.Replace(scriptedConfig("never", "    mode: hang\n"), "timeout_seconds: 60", "timeout_seconds: 1", 1),
+		"batch.yaml": itemsSpec(1, "  - {id: h, config: hang.yaml}\n",
+			"grader: {kind: command, command: [sh, -c, \"exit 1\"]}\nretry: {max_attempts: 3, classes: [harness]}\n"),
+	})
+	_, _, recs := run(t, dir, batch.Options{})
+	if len(recs) != 1 || !recs[0].TimedOut || recs[0].Outcome != contract.TrialFailed || recs[0].Attempts != 1 {
+		t.Fatalf("records %+v; want one timed-out trial failed by its grader, never retried", recs)
 	}
 }

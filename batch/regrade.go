@@ -12,8 +12,9 @@ import (
 
 // Regrade runs the graders again on every trial whose run ended (graded,
 // or a grader error) and whose workspace was kept (keep_workspaces), and
-// commits the new grade; the agent does not run again. It returns how
-// many trials it regraded.
+// commits the new grade with the new grader's digest; the agent does not
+// run again. Open the runner with Options.Regrade, so that a changed
+// grader is accepted. It returns how many trials it regraded.
 func (r *Runner) Regrade(ctx context.Context) (int, error) {
 	n := 0
 	for _, t := range r.trials {
@@ -44,17 +45,8 @@ func (r *Runner) Regrade(ctx context.Context) (int, error) {
 		if ctx.Err() != nil {
 			return n, ctx.Err()
 		}
-		rec.Error = nil
-		switch {
-		case gerr != nil:
-			rec.Outcome = contract.TrialErrored
-			rec.Error = &contract.TrialError{Class: contract.ErrorClassGrader, Code: "grader_error", Message: gerr.Error(), Retryable: true}
-		case g.Passed:
-			rec.Outcome = contract.TrialPassed
-		default:
-			rec.Outcome = contract.TrialFailed
-		}
-		rec.Reward, rec.Rewards = g.Reward, g.Rewards
+		applyGrade(rec, g, gerr)
+		rec.Digest = t.Digest // the new grader's
 		if err := r.Commit(*rec); err != nil {
 			return n, err
 		}

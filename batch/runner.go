@@ -65,8 +65,9 @@ type LockTrial struct {
 	ID     string `json:"id"`
 	Task   string `json:"task"`
 	Config string `json:"config"`
-	Repeat int    `json:"repeat"`
-	Digest string `json:"digest"`
+	Repeat    int    `json:"repeat"`
+	Digest    string `json:"digest"`
+	RunDigest string `json:"run_digest"`
 }
 
 // Options configure a Runner.
@@ -88,6 +89,10 @@ type Options struct {
 	RerunChanged bool
 	// Grader, when set, grades every trial instead of the spec's graders.
 	Grader Grader
+	// Regrade opens the directory to grade its runs again: the graders may
+	// have changed, nothing else (the task, config or repeat of a done
+	// trial changing is batch_spec_changed).
+	Regrade bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -209,7 +214,7 @@ func (r *Runner) lockValue() Lock {
 		l.Configs[id] = LockConfig{Digest: c.digest, AdapterID: c.adapter, Model: c.model, QuotaKey: c.quotaKey}
 	}
 	for _, t := range r.trials {
-		l.Trials = append(l.Trials, LockTrial{ID: t.ID, Task: t.Task, Config: t.Config, Repeat: t.Repeat, Digest: t.Digest})
+		l.Trials = append(l.Trials, LockTrial{ID: t.ID, Task: t.Task, Config: t.Config, Repeat: t.Repeat, Digest: t.Digest, RunDigest: t.RunDigest})
 	}
 	return l
 }
@@ -247,18 +252,38 @@ func (r *Runner) checkLock() error {
 		prev := map[string]string{}
 		for _, t := range old.Trials {
 			prev[t.ID] = t.Digest
+			if r.opts.Regrade {
+				prev[t.ID] = t.RunDigest
+			}
 		}
 		for _, t := range r.trials {
 			d, ok := prev[t.ID]
+			if r.opts.Regrade {
+				if ok && d != t.RunDigest {
+					changed = append(changed, t.ID)
+				}
+				continue
+			}
 			switch {
 			case r.opts.Worker && d != t.Digest:
 				changed = append(changed, t.ID)
-			case ok && d != t.Digest && exists(filepath.Join(r.dir, t.Dir, "trial.json")):
-				changed = append(changed, t.ID)
+			case ok && d != t.Digest:
+				rec, err := r.ReadTrial(t)
+				if err != nil {
+					return err
+				}
+				if rec != nil && r.done(rec) {
+					changed = append(changed, t.ID)
+				}
 			}
 		}
 	} else if r.opts.Worker {
 		return &RunError{Code: CodeNotABatch, Message: fmt.Sprintf("%s has no lock.json: open the batch with its runner first", r.dir)}
+	}
+	if len(changed) > 0 && r.opts.Regrade {
+		return &RunError{Code: CodeSpecChanged, Trials: changed, Message: fmt.Sprintf(
+			"regrade runs the graders again and nothing else, but the task, config or repeat of %d trial(s) changed (%s): run them with fabric batch run --rerun-changed",
+			len(changed), strings.Join(changed[:min(len(changed), 5)], ", "))}
 	}
 	if len(changed) > 0 && (r.opts.Worker || !r.opts.RerunChanged) {
 		shown := changed[:min(len(changed), 5)]
@@ -416,17 +441,22 @@ func writeJSONAtomic(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, append(b, '\n'))
+	return writeAtomic(path, append(b, '\n'), true)
 }
 
-func writeAtomic(path string, data []byte) error {
+// writeAtomic writes data to path through a temporary file renamed over
+// it, so a reader (or a crash of this process) sees the old file or the
+// new one, never a part; durable also syncs the data before the rename, so
+// that a machine crash does not leave an empty file under the name (for
+// the commit points: trial.json and lock.json).
+func writeAtomic(path string, data []byte, durable bool) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err
 	}
 	tmp := f.Name()
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && durable {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -454,5 +484,5 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(dst, b)
+	return writeAtomic(dst, b, true)
 }

@@ -111,9 +111,6 @@ func parse(data []byte, name, baseDir string) (*Spec, *checker, error) {
 	s := &Spec{Path: name, BaseDir: base}
 	dec := newDecoder(rep)
 	dec.Decode(root, "", root.Line, reflect.ValueOf(&s.Spec).Elem())
-	if rep.Failed() {
-		return nil, nil, rep.Err()
-	}
 	sum := sha256.Sum256(data)
 	s.Digest = hex.EncodeToString(sum[:])
 	s.lines = dec.Lines
@@ -157,12 +154,21 @@ type checker struct {
 }
 
 func (c *checker) fail(code, p, msg string) {
+	// A rule is not checked where the value could not be read.
+	if c.rep.Has(func(e *Error) bool { return within(p, e.Path) || within(e.Path, p) && e.Path != "" }) {
+		return
+	}
 	line := c.lines[p]
 	for q := p; line == 0 && q != ""; {
 		q = parentPath(q)
 		line = c.lines[q]
 	}
 	c.rep.Add(code, p, line, msg)
+}
+
+// within reports whether path p is at or below parent.
+func within(p, parent string) bool {
+	return p == parent || parent == "" || strings.HasPrefix(p, parent+".") || strings.HasPrefix(p, parent+"[")
 }
 
 func parentPath(p string) string {
@@ -382,12 +388,20 @@ func (c *checker) grader(p string, g *contract.GraderSpec) {
 	}
 }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
-// validID: a trial id joins task, config and repeat with "__", so ids
-// must not hold it.
+// validID: letters, digits, '.', '_' and '-', starting with a letter or
+// digit, at most 128 bytes; a trial id joins task, config and repeat with
+// "__", so ids must not hold it.
 func validID(s string) bool {
-	return idPattern.MatchString(s) && !strings.Contains(s, "__") && len(s) <= 128
+	if s == "" || len(s) > 128 || strings.Contains(s, "__") {
+		return false
+	}
+	for i, c := range []byte(s) {
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Spec) resolve(p string) string {

@@ -29,7 +29,10 @@ type Trial struct {
 	Config   string
 	Repeat   int // from 1
 	Digest   string
-	QuotaKey string
+	// RunDigest covers what the agent's run depends on (the task, the
+	// config, the repeat, Fabric's version): Digest without the grader.
+	RunDigest string
+	QuotaKey  string
 	Dir      string // relative to the batch directory: trials/<task>/<config>/rNN
 }
 
@@ -319,8 +322,10 @@ func digests(_ context.Context, s *Spec, trials []Trial, configs map[string]*age
 	for i := range trials {
 		t := &trials[i]
 		c := configs[t.Config]
-		sum := sha256.Sum256(fmt.Appendf(nil, "fabric.batch.trial/v1\ntask %s\nconfig %s\nrepeat %d\ngrader %s\nfabric %s\n",
-			tasks[t.Task], c.digest, t.Repeat, graders[t.Task], version))
+		run := sha256.Sum256(fmt.Appendf(nil, "fabric.batch.run/v1\ntask %s\nconfig %s\nrepeat %d\nfabric %s\n",
+			tasks[t.Task], c.digest, t.Repeat, version))
+		t.RunDigest = hex.EncodeToString(run[:])
+		sum := sha256.Sum256(fmt.Appendf(nil, "fabric.batch.trial/v1\nrun %s\ngrader %s\n", t.RunDigest, graders[t.Task]))
 		t.Digest = hex.EncodeToString(sum[:])
 		t.QuotaKey = c.quotaKey
 	}

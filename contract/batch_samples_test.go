@@ -12,7 +12,7 @@ func sampleBatchSpecs() []any {
 		contract.BatchSpec{
 			SchemaVersion: contract.BatchSchemaVersion,
 			Metadata:      contract.BatchMetadata{Name: "smoke"},
-			Tasks:         contract.BatchTasks{Items: []contract.BatchTask{{ID: "t1", Input: contract.TaskInput{Text: "hi"}}}},
+			Tasks:         contract.BatchTasks{Items: []contract.BatchTask{{ID: "t1", Input: &contract.TaskInput{Text: "hi"}}}},
 			Configs:       []contract.BatchConfig{{ID: "a", Config: "a.yaml", Overrides: map[string]json.RawMessage{"model.name": json.RawMessage(`"m"`)}}},
 			Repeats:       3,
 			Grader:        &contract.GraderSpec{Kind: contract.GraderCommand, Command: []string{"sh", "-c", "test -f ok"}},

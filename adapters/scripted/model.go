@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -164,19 +165,23 @@ type toolCall struct {
 	} `json:"function"`
 }
 
-var shellToolSpec = []any{map[string]any{
-	"type": "function",
-	"function": map[string]any{
-		"name":        ShellTool,
-		"description": "Run a shell command (sh -c) in the workspace and return its output.",
-		"parameters": map[string]any{
-			"type":                 "object",
-			"properties":           map[string]any{"command": map[string]any{"type": "string", "description": "The command line."}},
-			"required":             []string{"command"},
-			"additionalProperties": false,
+// shellToolSpec is the tools field of a request, built at first use (no
+// work at init: a host that never asks a model does not pay for it).
+var shellToolSpec = sync.OnceValue(func() []any {
+	return []any{map[string]any{
+		"type": "function",
+		"function": map[string]any{
+			"name":        ShellTool,
+			"description": "Run a shell command (sh -c) in the workspace and return its output.",
+			"parameters": map[string]any{
+				"type":                 "object",
+				"properties":           map[string]any{"command": map[string]any{"type": "string", "description": "The command line."}},
+				"required":             []string{"command"},
+				"additionalProperties": false,
+			},
 		},
-	},
-}}
+	}}
+})
 
 // turnUsage sums the usage of a turn's requests.
 type turnUsage struct {
@@ -322,7 +327,7 @@ func (c *modelClient) complete(ctx context.Context, msgs []chatMessage, u *turnU
 		"stream_options": map[string]any{"include_usage": true},
 	}
 	if c.offerShell {
-		body["tools"] = shellToolSpec
+		body["tools"] = shellToolSpec()
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -491,14 +496,17 @@ func (e *chatErrObj) code() string {
 	return strings.Trim(string(e.Code), `"`)
 }
 
-var contextExceeded = regexp.MustCompile(`(?i)context[_ ](length|window)|maximum context|too many tokens|prompt is too long`)
+// contextExceeded and retryInMessage are compiled at first use, not at init.
+var contextExceeded = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)context[_ ](length|window)|maximum context|too many tokens|prompt is too long`)
+})
 
 // classifyBody maps an error body (status 0: an error inside a stream).
 func classifyBody(status int, e *chatErrObj) (code string, retryable bool) {
 	kind := ""
 	if e != nil {
 		kind = e.Type + " " + e.code()
-		if contextExceeded.MatchString(kind + " " + e.Message) {
+		if contextExceeded().MatchString(kind + " " + e.Message) {
 			return CodeModelContextExceeded, false
 		}
 		if strings.Contains(kind, "insufficient_quota") {
@@ -520,7 +528,7 @@ func classifyBody(status int, e *chatErrObj) (code string, retryable bool) {
 	return CodeModelBadRequest, false
 }
 
-var retryInMessage = regexp.MustCompile(`(?i)try again in ([0-9.]+)\s*(ms|s)`)
+var retryInMessage = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)try again in ([0-9.]+)\s*(ms|s)`) })
 
 // httpError maps a non-2xx answer.
 func httpError(resp *http.Response, body []byte) *contract.AgentRunError {
@@ -570,7 +578,7 @@ func retryAfter(header string, e *chatErrObj) (float64, bool) {
 	if e.RetryAfter != nil && *e.RetryAfter >= 0 {
 		return *e.RetryAfter, true
 	}
-	if m := retryInMessage.FindStringSubmatch(e.Message); m != nil {
+	if m := retryInMessage().FindStringSubmatch(e.Message); m != nil {
 		if s, err := strconv.ParseFloat(m[1], 64); err == nil {
 			if m[2] == "ms" {
 				s /= 1000

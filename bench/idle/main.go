@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -32,14 +33,18 @@ func main() {
 	n := flag.Int("n", 1000, "number of runtimes")
 	bin := flag.String("host", "bin/fabric-host", "binary that hosts the bundled Go adapter (bin/fabric-host, or bin/fabric to re-execute the CLI)")
 	parallel := flag.Int("parallel", 8, "runtimes started at once")
+	heap := flag.String("heapprofile", "", "write a heap profile of the core with every runtime idle to this file (go tool pprof -sample_index=inuse_space)")
 	flag.Parse()
-	if err := run(*n, *bin, *parallel); err != nil {
+	if *heap != "" {
+		runtime.MemProfileRate = 512 // every runtime's few kilobytes, not one sample per 512 KiB
+	}
+	if err := run(*n, *bin, *parallel, *heap); err != nil {
 		fmt.Fprintln(os.Stderr, "idle:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, bin string, parallel int) error {
+func run(n int, bin string, parallel int, heapProfile string) error {
 	ctx := context.Background()
 	state, err := os.MkdirTemp("", "fabric-idle-")
 	if err != nil {
@@ -91,6 +96,11 @@ func run(n int, bin string, parallel int) error {
 	time.Sleep(2 * time.Second) // let hosts settle to their idle state
 	runtime.GC()
 	coreRSS := rssKiB("self")
+	if heapProfile != "" {
+		if err := writeHeapProfile(heapProfile); err != nil {
+			return err
+		}
+	}
 	var rss, pss []int
 	for _, rt := range rts {
 		pid := strconv.Itoa(rt.HostPid())
@@ -100,6 +110,10 @@ func run(n int, bin string, parallel int) error {
 	fmt.Printf("runtimes: %d (started in %s, %d at a time)\n", n, startAll.Round(time.Millisecond), parallel)
 	fmt.Printf("core RSS: %.1f MiB (%.1f MiB before starting)\n", mib(coreRSS), mib(baseRSS))
 	fmt.Printf("core threads: %d\n", statusField("self", "Threads:"))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("core goroutines: %d; heap in use %.1f MiB (live objects %.1f MiB), stacks %.1f MiB, heap idle not released %.1f MiB, runtime metadata %.1f MiB\n",
+		runtime.NumGoroutine(), mibB(ms.HeapInuse), mibB(ms.HeapAlloc), mibB(ms.StackInuse), mibB(ms.HeapIdle-ms.HeapReleased), mibB(ms.MSpanInuse+ms.MCacheInuse+ms.BuckHashSys+ms.GCSys+ms.OtherSys))
 	fmt.Printf("host RSS: median %.2f MiB, max %.2f MiB\n", mib(median(rss)), mib(maxOf(rss)))
 	fmt.Printf("host PSS: median %.2f MiB, max %.2f MiB (shared pages divided among hosts)\n", mib(median(pss)), mib(maxOf(pss)))
 	stopBegin := time.Now()
@@ -113,6 +127,18 @@ func run(n int, bin string, parallel int) error {
 		return fmt.Errorf("%d runtime homes left behind", len(entries))
 	}
 	return nil
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.WriteHeapProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func rssKiB(pid string) int { return statusField(pid, "VmRSS:") }
@@ -148,6 +174,8 @@ func pssKiB(pid string) int {
 }
 
 func mib(kib int) float64 { return float64(kib) / 1024 }
+
+func mibB(b uint64) float64 { return float64(b) / (1 << 20) }
 
 func median(v []int) int {
 	s := append([]int(nil), v...)

@@ -2,6 +2,12 @@
 // core starts it with FABRIC_BUILTIN_ADAPTER set; it links only the adapters
 // and adapterkit, so it starts faster and uses less memory than re-executing
 // the full fabric binary (which can host them too).
+//
+// Build it with CGO_ENABLED=0 (bench/run.sh does): it then links statically,
+// so a host start maps no ld.so and libc and creates its threads without
+// pthreads; measured with 1,000 idle hosts, 9.2 MiB of RSS each becomes 7.7,
+// and a start costs about a tenth less CPU. The only package it links that
+// uses cgo is net, whose pure Go resolver Go already prefers on Linux.
 package main
 
 import (

@@ -2,7 +2,9 @@ package batchreport
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,23 +13,36 @@ import (
 	"github.com/fabric-runtime/fabric/internal/browsertest"
 )
 
-// TestIndexRendersInChromium opens index.html from file:// in headless
-// Chromium: every chart's <svg> is there with a non-zero size, the page
-// raised no CSP violation, and a full-page screenshot is kept.
-func TestIndexRendersInChromium(t *testing.T) {
+// overflowJS lists every table wider than the page or than the box it
+// sits in (a box that would scroll sideways), by its first header.
+const overflowJS = `(() => {
+  const width = document.documentElement.clientWidth, bad = [];
+  const name = el => { const t = el.closest('section, div.pair, div.wide'); const h = t && t.previousElementSibling; return (el.id || (h && h.id) || el.querySelector('th')?.textContent || '?'); };
+  document.querySelectorAll('table').forEach(t => {
+    const r = t.getBoundingClientRect();
+    if (r.right > width + 0.5) bad.push(name(t) + ': right edge ' + Math.round(r.right) + ' > ' + width);
+  });
+  document.querySelectorAll('.wide, .tbl').forEach(b => {
+    if (b.scrollWidth > b.clientWidth + 1) bad.push(name(b.querySelector('table') || b) + ': scrolls ' + b.scrollWidth + ' > ' + b.clientWidth);
+  });
+  if (document.documentElement.scrollWidth > width + 1) bad.push('page scrolls sideways: ' + document.documentElement.scrollWidth);
+  return bad;
+})()`
+
+// openReport opens index.html from file:// at the given window width and
+// checks what every report must do there: each chart's <svg> has a
+// non-zero size and no table is cut or scrolls sideways.
+func openReport(t *testing.T, index string, width int) *browsertest.Browser {
+	t.Helper()
 	chromium := browsertest.Require(t)
-	dir := t.TempDir()
-	if err := Write(filepath.Join(dir, "report"), fixture()); err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	b, err := browsertest.Start(ctx, browsertest.Options{Path: chromium, Width: 1280, Height: 900})
+	t.Cleanup(cancel)
+	b, err := browsertest.Start(ctx, browsertest.Options{Path: chromium, Width: width, Height: 900})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.Close()
-	if err := b.Do(20*time.Second, chromedp.Navigate("file://"+filepath.Join(dir, "report", "index.html"))); err != nil {
+	t.Cleanup(b.Close)
+	if err := b.Do(20*time.Second, chromedp.Navigate("file://"+index)); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.WaitFor(10*time.Second, `document.readyState === "complete"`); err != nil {
@@ -43,16 +58,78 @@ func TestIndexRendersInChromium(t *testing.T) {
 			t.Errorf("chart %s: size %v", id, size)
 		}
 	}
+	bad, err := browsertest.Eval[[]string](b, 5*time.Second, overflowJS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range bad {
+		t.Errorf("at %d px: %s", width, s)
+	}
+	return b
+}
+
+func screenshot(t *testing.T, b *browsertest.Browser, name string) {
+	t.Helper()
+	shot := filepath.Join(t.TempDir(), name)
+	if err := b.Screenshot(20*time.Second, shot); err != nil {
+		t.Fatal(err)
+	}
+	browsertest.KeepArtifact(t, shot, name)
+}
+
+// TestIndexRendersInChromium opens the fixture's index.html in headless
+// Chromium at 1280 px: every chart is there, nothing is clipped, the page
+// raised no CSP violation (the sorting script runs), and a full-page
+// screenshot is kept.
+func TestIndexRendersInChromium(t *testing.T) {
+	dir := t.TempDir()
+	if err := Write(filepath.Join(dir, "report"), fixture()); err != nil {
+		t.Fatal(err)
+	}
+	index := filepath.Join(dir, "report", "index.html")
+	b := openReport(t, index, 1280)
 	// The sorting script ran under the page's CSP: a click sorts.
 	sorted, err := browsertest.Eval[bool](b, 5*time.Second,
 		`(() => { const th = document.querySelector("#leaderboard-table th:nth-child(2)"); th.click(); return th.dataset.dir === "asc"; })()`)
 	if err != nil || !sorted {
 		t.Errorf("table sort did not run (CSP?): %v, %v", sorted, err)
 	}
-	shot := filepath.Join(dir, "batch-report.png")
-	if err := b.Screenshot(20*time.Second, shot); err != nil {
+	screenshot(t, b, "batch-report.png")
+	browsertest.KeepArtifact(t, index, "batch-report.html")
+}
+
+// TestReportScreenshot checks and screenshots any report:
+// FABRIC_REPORT_HTML=/path/report/index.html (FABRIC_REPORT_WIDTH,
+// default 1280) keeps batch-report-<width>.png, e.g. of ./scripts/demo
+// batch's report. Without the variable it is skipped.
+func TestReportScreenshot(t *testing.T) {
+	index := os.Getenv("FABRIC_REPORT_HTML")
+	if index == "" {
+		t.Skip("FABRIC_REPORT_HTML is not set")
+	}
+	width := 1280
+	if w, err := strconv.Atoi(os.Getenv("FABRIC_REPORT_WIDTH")); err == nil && w > 0 {
+		width = w
+	}
+	abs, err := filepath.Abs(index)
+	if err != nil {
 		t.Fatal(err)
 	}
-	browsertest.KeepArtifact(t, shot, "batch-report.png")
-	browsertest.KeepArtifact(t, filepath.Join(dir, "report", "index.html"), "batch-report.html")
+	b := openReport(t, abs, width)
+	name := "batch-report-" + strconv.Itoa(width)
+	// FABRIC_REPORT_ONLY=timeline keeps only that section (its h2 up to
+	// the next), for a closer look.
+	if only := os.Getenv("FABRIC_REPORT_ONLY"); only != "" {
+		if _, err := browsertest.Eval[bool](b, 5*time.Second, `(() => {
+  let keep = false;
+  for (const el of Array.from(document.body.children)) {
+    if (el.tagName === 'H2') keep = el.id === `+strconv.Quote(only)+`;
+    if (!keep && el.tagName !== 'SCRIPT') el.remove();
+  }
+  return true; })()`); err != nil {
+			t.Fatal(err)
+		}
+		name += "-" + only
+	}
+	screenshot(t, b, name+".png")
 }

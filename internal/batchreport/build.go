@@ -1,6 +1,7 @@
 package batchreport
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -114,8 +115,8 @@ func newModel(in Input) (*model, error) {
 		m.cells[cellKey{t.Task, t.Config}].records = append(m.cells[cellKey{t.Task, t.Config}].records, t)
 	}
 	for _, c := range m.cells {
-		slices.SortFunc(c.records, func(a, b *contract.BatchTrial) int { return cmpString(a.TrialID, b.TrialID) })
-		slices.SortFunc(c.planned, func(a, b PlannedTrial) int { return cmpString(a.ID, b.ID) })
+		slices.SortFunc(c.records, func(a, b *contract.BatchTrial) int { return cmp.Compare(a.TrialID, b.TrialID) })
+		slices.SortFunc(c.planned, func(a, b PlannedTrial) int { return cmp.Compare(a.ID, b.ID) })
 	}
 
 	// Configs in the spec's order, then any others sorted.
@@ -141,16 +142,6 @@ func newModel(in Input) (*model, error) {
 	}
 	slices.Sort(m.tasks)
 	return m, m.options()
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (m *model) options() error {

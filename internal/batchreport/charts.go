@@ -1,6 +1,7 @@
 package batchreport
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"net/url"
@@ -125,7 +126,7 @@ func taskOrder(s *contract.BatchSummary) []contract.BatchTaskSummary {
 			}
 			return 1
 		}
-		return cmpString(a.t.Task, b.t.Task)
+		return cmp.Compare(a.t.Task, b.t.Task)
 	})
 	out := make([]contract.BatchTaskSummary, len(list))
 	for i, l := range list {
@@ -144,7 +145,7 @@ func cellHref(task, config string) string {
 func heatmap(s *contract.BatchSummary) string {
 	const left, top, cellW, cellH = 190, 36, 100, 26
 	tasks := taskOrder(s)
-	w := left + cellW*len(s.Configs) + 16
+	w := max(left+cellW*len(s.Configs)+16, left+290) // room for the legend
 	h := top + cellH*len(tasks) + 58
 	c := svgchart.New(w, h, "passes per task and config")
 	for j, cs := range s.Configs {
@@ -302,9 +303,9 @@ func costChart(s *contract.BatchSummary) (svg, xLabel string) {
 	slices.SortStableFunc(sorted, func(a, b costPoint) int {
 		switch {
 		case a.x != b.x:
-			return cmpFloat(a.x, b.x)
+			return cmp.Compare(a.x, b.x)
 		default:
-			return cmpFloat(b.y, a.y)
+			return cmp.Compare(b.y, a.y)
 		}
 	})
 	var line []float64
@@ -324,16 +325,6 @@ func costChart(s *contract.BatchSummary) (svg, xLabel string) {
 		c.Text(x.Map(p.x)+9, y.Map(p.y), p.config, svgchart.TextStyle{Fill: colInk, Size: 12, MaxChars: 16})
 	}
 	return c.String(), xLabel
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // outcomeCategory is one segment of the outcome bars.
@@ -427,4 +418,4 @@ func outcomeChart(m *model, s *contract.BatchSummary) string {
 }
 
 // svgIDs lists the charts by element id, for the page and its tests.
-var svgIDs = []string{"chart-pass-rate", "chart-heatmap", "chart-latency", "chart-cost", "chart-outcomes"}
+var svgIDs = []string{"chart-pass-rate", "chart-heatmap", "chart-latency", "chart-phases", "chart-cost", "chart-outcomes", "chart-timeline"}

@@ -108,8 +108,9 @@ var trialColumns = []trialColumn{
 	{"paths.workspace", func(t *contract.BatchTrial) string { return t.Paths.Workspace }},
 }
 
-// writeTrialsCSV writes one row per record, in the order given.
-func writeTrialsCSV(w io.Writer, trials []*contract.BatchTrial) error {
+// WriteTrialsCSV writes trials.csv: a header and one row per record, in
+// the order given (the columns of docs/batch-report.md).
+func WriteTrialsCSV(w io.Writer, trials []*contract.BatchTrial) error {
 	cw := csv.NewWriter(w)
 	row := make([]string, len(trialColumns))
 	for i, c := range trialColumns {

@@ -2,11 +2,13 @@ package batchreport
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -25,18 +27,27 @@ p.note{color:var(--muted);margin:2px 0 12px;max-width:900px}
 .meta{display:grid;grid-template-columns:repeat(auto-fill,minmax(220px,1fr));gap:6px 24px;margin:12px 0;padding:12px 16px;background:var(--bg);border-radius:8px}
 .meta div{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.meta .full{grid-column:1/-1;white-space:normal}.meta b{color:var(--muted);font-weight:500;margin-right:6px}
 .gate-met{color:var(--pass);font-weight:600}.gate-missed{color:var(--fail);font-weight:600}
-.pair{display:flex;flex-wrap:wrap;gap:24px;align-items:flex-start}
-.pair figure{margin:0;flex:0 0 auto}.pair .tbl{flex:1 1 420px;overflow-x:auto}
-table{border-collapse:collapse;font-variant-numeric:tabular-nums}
-th,td{padding:4px 10px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
-th{font-weight:600;color:var(--muted);font-size:12px;text-transform:none;background:#fff;position:sticky;top:0}
+.pair{display:flex;flex-wrap:wrap;gap:16px 28px;align-items:flex-start}
+.pair figure{margin:0;flex:0 1 auto;min-width:0}.pair .charts{display:flex;flex-direction:column;gap:8px;flex:0 1 auto;min-width:0}
+.pair .tbl{flex:0 1 auto;min-width:0;max-width:100%;overflow-x:auto}
+table{border-collapse:collapse;font-variant-numeric:tabular-nums;font-size:13px}
+th,td{padding:4px 8px;border-bottom:1px solid var(--line);text-align:right;white-space:nowrap}
+th{font-weight:600;color:var(--muted);font-size:12px;line-height:1.25;vertical-align:bottom;white-space:normal;background:#fff;position:sticky;top:0}
 th[data-sort]{cursor:pointer}th[data-sort]:hover{color:var(--ink)}
-td.name,th.name{text-align:left;max-width:240px;overflow:hidden;text-overflow:ellipsis}
-.ci{color:var(--muted);font-size:12px}.err{color:var(--err);font-weight:600}.pass{color:var(--pass)}.fail{color:var(--fail)}
-.wide{overflow-x:auto}#leaderboard-table{font-size:13px}#leaderboard-table th,#leaderboard-table td{padding:4px 7px}
+td.name,th.name{text-align:left;max-width:220px;overflow:hidden;text-overflow:ellipsis}
+.ci{color:var(--muted);font-size:11px}.err{color:var(--err);font-weight:600}.pass{color:var(--pass)}.fail{color:var(--fail)}
+.sub{display:block;color:var(--muted);font-size:11px;font-weight:400;line-height:1.2}
+td.wrap{white-space:normal;max-width:110px}
+.wide{overflow-x:auto;max-width:100%}
+#leaderboard-table th,#leaderboard-table td{padding:4px 6px}#leaderboard-table th{max-width:92px}
+#leaderboard-table .ci{display:block;line-height:1.2}
+tr.total td{font-weight:600;border-top:1.5px solid var(--muted)}
+.key{display:inline-block;width:12px;height:3px;margin:0 6px 3px 0;vertical-align:middle}
+.key.c0{background:#0b5cad}.key.c1{background:#e08214}.key.c2{background:#7b3294}.key.c3{background:#1b7837}.key.c4{background:#c51b7d}.key.c5{background:#35978f}.key.c6{background:#8c510a}.key.c7{background:#4d4d4d}
 a{color:#0b5cad;text-decoration:none}a:hover{text-decoration:underline}
-svg{display:block;font:12px system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
+svg{display:block;max-width:100%;height:auto;font:12px system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}
 svg .cell:hover{stroke:#1f2328;stroke-width:1.5}
+@media (max-width:900px){body{padding:16px}td{white-space:normal}td.name,th.name{max-width:150px}}
 `
 
 // pageJS sorts a table by a clicked header (numbers by their data-v).
@@ -70,14 +81,36 @@ var csp = "default-src 'none'; style-src " + cspHash(pageCSS) + "; script-src " 
 var pageTemplate = template.Must(template.New("index").Funcs(template.FuncMap{
 	"pct":   fmtPct,
 	"pctp":  func(p *float64) string { return fmtPctPtr(p) },
-	"num":   func(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) },
+	"num":   fmtNum,
+	"tok":   fmtTokens,
 	"usd":   fmtUSD,
 	"pv":    func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) },
+	"secs":  seconds,
 	"vpct":  func(p *float64) string { return sortKey(p) },
 	"trial": trialHref,
 	"cell":  func(t contract.BatchTaskSummary, c string) contract.BatchTaskCell { return t.PerConfig[c] },
 	"has":   func(t contract.BatchTaskSummary, c string) bool { _, ok := t.PerConfig[c]; return ok },
 }).Parse(pageHTML))
+
+// fmtNum writes a figure with 4 significant digits, never in exponent
+// form.
+func fmtNum(v float64) string {
+	if math.Abs(v) >= 1e4 {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// fmtTokens writes a token count compactly: 925, 14.3k, 1.42M.
+func fmtTokens(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 1e6:
+		return strconv.FormatFloat(v/1e6, 'g', 3, 64) + "M"
+	case a >= 1e3:
+		return strconv.FormatFloat(v/1e3, 'g', 3, 64) + "k"
+	}
+	return strconv.FormatFloat(math.Round(v), 'f', 0, 64)
+}
 
 func fmtPct(v float64) string { return strconv.FormatFloat(v*100, 'f', 1, 64) + "%" }
 
@@ -127,6 +160,8 @@ type pageData struct {
 	Tasks     []contract.BatchTaskSummary
 	Trials    map[string][]*contract.BatchTrial // by task
 	Configs   []string
+	Timeline  []timelineRow
+	Phases    []phaseRow
 }
 
 func utc(ms int64) string {
@@ -138,6 +173,8 @@ func utc(ms int64) string {
 
 func (m *model) page(s *contract.BatchSummary) ([]byte, error) {
 	cost, costLabel := costChart(s)
+	sp := spans(m)
+	ph := phases(m)
 	d := pageData{
 		CSS: template.CSS(pageCSS), JS: template.JS(pageJS), CSP: csp, S: s,
 		Start: utc(s.StartedMillis), End: utc(s.EndedMillis),
@@ -147,7 +184,11 @@ func (m *model) page(s *contract.BatchSummary) ([]byte, error) {
 			"latency":  template.HTML(latencyChart(m, s)),
 			"cost":     template.HTML(cost),
 			"outcomes": template.HTML(outcomeChart(m, s)),
+			"timeline": template.HTML(timelineChart(m, sp)),
+			"phases":   template.HTML(phaseChart(ph)),
 		},
+		Timeline:  timelineTable(m, sp),
+		Phases:    ph,
 		CostLabel: costLabel,
 		Tasks:     taskOrder(s),
 		Trials:    map[string][]*contract.BatchTrial{},
@@ -187,9 +228,9 @@ func Write(dir string, in Input) error {
 	for i := range in.Trials {
 		records = append(records, &in.Trials[i])
 	}
-	slices.SortFunc(records, func(a, b *contract.BatchTrial) int { return cmpString(a.TrialID, b.TrialID) })
+	slices.SortFunc(records, func(a, b *contract.BatchTrial) int { return cmp.Compare(a.TrialID, b.TrialID) })
 	var trials, tasks bytes.Buffer
-	if err := writeTrialsCSV(&trials, records); err != nil {
+	if err := WriteTrialsCSV(&trials, records); err != nil {
 		return fmt.Errorf("batchreport: trials.csv: %w", err)
 	}
 	if err := writeTasksCSV(&tasks, s); err != nil {

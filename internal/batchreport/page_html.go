@@ -33,19 +33,19 @@ const pageHTML = `<!doctype html>
 <p class="note">pass@1 is the mean over tasks of each task's pass fraction. <b>strict</b> counts errors, cancelled, skipped and pending trials as failures over the planned trials; <b>scored</b> uses scored trials only. Intervals: {{.S.CI.Method}} at {{pct .S.CI.Level}}{{if .S.CI.Resamples}} ({{.S.CI.Resamples}} task resamples, seed {{.S.CI.Seed}}){{end}}.</p>
 <div class="wide"><table class="sortable" id="leaderboard-table">
 <thead><tr><th class="name" data-sort>config</th><th data-sort>pass@1 strict</th><th data-sort>pass@1 scored</th>
-{{range .S.K}}<th data-sort>pass@{{.}}</th><th data-sort>pass^{{.}}</th>{{end}}
-<th data-sort>tasks</th><th data-sort>planned</th><th data-sort>scored</th><th data-sort>errors</th><th data-sort>timeouts</th><th data-sort>retries</th>
-<th data-sort>p50 s</th><th data-sort>p90 s</th><th data-sort>tokens in / out</th><th data-sort>cost / trial</th><th data-sort>cost / pass</th></tr></thead>
+{{range .S.K}}<th data-sort>pass@{{.}} / pass^{{.}}</th>{{end}}
+<th data-sort>tasks</th><th data-sort>scored / planned</th><th data-sort>errors</th><th data-sort>time&shy;outs</th><th data-sort>retries</th>
+<th data-sort>p50 / p90 s</th><th data-sort>tokens in / out</th><th data-sort>cost / trial</th><th data-sort>cost / pass</th></tr></thead>
 <tbody>{{range .S.Configs}}{{$c := .}}<tr>
 <td class="name" title="{{.Config}}">{{.Config}}</td>
 <td data-v="{{vpct .PassAt1.Strict}}"><b>{{pctp .PassAt1.Strict}}</b> <span class="ci">[{{pctp .PassAt1.CILow}}, {{pctp .PassAt1.CIHigh}}]</span></td>
 <td data-v="{{vpct .PassAt1.Scored}}">{{pctp .PassAt1.Scored}} <span class="ci">[{{pctp .PassAt1.ScoredCILow}}, {{pctp .PassAt1.ScoredCIHigh}}]</span></td>
-{{range $.S.K}}{{$k := printf "%d" .}}<td>{{with index $c.PassAtK $k}}{{pct .}}{{else}}–{{end}}</td><td>{{with index $c.PassHatK $k}}{{pct .}}{{else}}–{{end}}</td>{{end}}
-<td>{{.Tasks}}</td><td>{{.Planned}}</td><td>{{.Scored}}</td>
-<td data-v="{{.Errored}}">{{if .Errored}}<span class="err">{{.Errored}}</span> <span class="ci">{{range $k, $v := .Errors}}{{$k}}:{{$v}} {{end}}</span>{{else}}0{{end}}</td>
+{{range $.S.K}}{{$k := printf "%d" .}}<td>{{with index $c.PassAtK $k}}{{pct .}}{{else}}–{{end}} / {{with index $c.PassHatK $k}}{{pct .}}{{else}}–{{end}}</td>{{end}}
+<td>{{.Tasks}}</td><td data-v="{{.Scored}}">{{.Scored}} / {{.Planned}}</td>
+<td data-v="{{.Errored}}">{{if .Errored}}<span class="err">{{.Errored}}</span><span class="sub">{{range $k, $v := .Errors}}{{$k}}:{{$v}} {{end}}</span>{{else}}0{{end}}</td>
 <td>{{.TimedOut}}</td><td>{{.Retries}}</td>
-<td>{{with .DurationS}}{{num .P50}}{{else}}–{{end}}</td><td>{{with .DurationS}}{{num .P90}}{{else}}–{{end}}</td>
-<td>{{with .Tokens}}{{num .Input}} / {{num .Output}}{{else}}–{{end}}</td>
+<td data-v="{{with .DurationS}}{{.P50}}{{end}}">{{with .DurationS}}{{num .P50}} / {{num .P90}}{{else}}–{{end}}</td>
+<td data-v="{{with .Tokens}}{{.Input}}{{end}}">{{with .Tokens}}{{tok .Input}} / {{tok .Output}}{{else}}–{{end}}</td>
 <td data-v="{{vpct .CostUSD.PerTrial}}">{{usd .CostUSD.PerTrial}}</td><td data-v="{{vpct .CostUSD.PerPass}}">{{usd .CostUSD.PerPass}}</td>
 </tr>{{end}}</tbody></table></div>
 
@@ -62,24 +62,32 @@ const pageHTML = `<!doctype html>
 <tbody>{{range $t := .Tasks}}<tr><td class="name" title="{{$t.Task}}">{{$t.Task}}</td>{{range $.Configs}}{{if has $t .}}{{with cell $t .}}<td>{{.Passes}}/{{.Trials}}{{if .Errors}} <span class="err">!{{.Errors}}</span>{{end}}</td>{{end}}{{else}}<td>–</td>{{end}}{{end}}</tr>{{end}}</tbody></table></div></div>
 
 <h2 id="latency">Latency</h2>
-<p class="note">Trial duration (setup, run and grade): box from the first to the third quartile, a bar at the median, whiskers to the fastest and slowest trial, every trial a dot.</p>
-<div class="pair"><figure id="chart-latency">{{.Charts.latency}}</figure>
-<div class="tbl"><table><thead><tr><th class="name">config</th><th>n</th><th>p50 s</th><th>p90 s</th><th>p99 s</th></tr></thead>
-<tbody>{{range .S.Configs}}<tr><td class="name" title="{{.Config}}">{{.Config}}</td>{{with .DurationS}}<td>{{.N}}</td><td>{{num .P50}}</td><td>{{num .P90}}</td><td>{{num .P99}}</td>{{else}}<td>0</td><td>–</td><td>–</td><td>–</td>{{end}}</tr>{{end}}</tbody></table></div></div>
+<p class="note">Trial duration (setup, run and grade): box from the first to the third quartile, a bar at the median, whiskers to the fastest and slowest trial, every trial a dot. Below it the mean seconds of each phase; "other" is what the duration has beyond the three.</p>
+<div class="pair"><div class="charts"><figure id="chart-latency">{{.Charts.latency}}</figure><figure id="chart-phases">{{.Charts.phases}}</figure></div>
+<div class="tbl"><table><thead><tr><th class="name">config</th><th>n</th><th>p50 s</th><th>p90 s</th><th>p99 s</th><th>mean<br>setup</th><th>mean<br>run</th><th>mean<br>grade</th></tr></thead>
+<tbody>{{range $i, $c := .S.Configs}}<tr><td class="name" title="{{.Config}}">{{.Config}}</td>{{with .DurationS}}<td>{{.N}}</td><td>{{num .P50}}</td><td>{{num .P90}}</td><td>{{num .P99}}</td>{{else}}<td>0</td><td>–</td><td>–</td><td>–</td>{{end}}
+{{with index $.Phases $i}}{{if .N}}<td>{{secs .Setup}}</td><td>{{secs .Run}}</td><td>{{secs .Grade}}</td>{{else}}<td>–</td><td>–</td><td>–</td>{{end}}{{end}}</tr>{{end}}</tbody></table></div></div>
 
 <h2 id="cost">Cost and pass rate</h2>
 <p class="note">Strict pass@1 against {{.CostLabel}}; the line joins the configs no other config beats on both.</p>
 <div class="pair"><figure id="chart-cost">{{.Charts.cost}}</figure>
-<div class="tbl"><table><thead><tr><th class="name">config</th><th>total</th><th>per trial</th><th>per pass</th><th>sources</th><th>tokens in</th><th>cached</th><th>out</th></tr></thead>
+<div class="tbl"><table><thead><tr><th class="name">config</th><th>cost total</th><th>per trial</th><th>per pass</th><th>sources</th><th>tokens in<br>/ trial</th><th>cached<br>in</th><th>out</th></tr></thead>
 <tbody>{{range .S.Configs}}<tr><td class="name" title="{{.Config}}">{{.Config}}</td><td>{{usd .CostUSD.Total}}</td><td>{{usd .CostUSD.PerTrial}}</td><td>{{usd .CostUSD.PerPass}}</td>
-<td class="ci">{{range $k, $v := .CostUSD.SourceCounts}}{{$k}}:{{$v}} {{end}}</td>
-{{with .Tokens}}<td>{{num .Input}}</td><td>{{num .Cached}}</td><td>{{num .Output}}</td>{{else}}<td>–</td><td>–</td><td>–</td>{{end}}</tr>{{end}}</tbody></table></div></div>
+<td class="ci wrap">{{range $k, $v := .CostUSD.SourceCounts}}{{$k}}:{{$v}} {{end}}</td>
+{{with .Tokens}}<td>{{tok .Input}}</td><td>{{tok .Cached}}</td><td>{{tok .Output}}</td>{{else}}<td>–</td><td>–</td><td>–</td>{{end}}</tr>{{end}}</tbody></table></div></div>
 
 <h2 id="outcomes">Outcomes</h2>
 <div class="pair"><figure id="chart-outcomes">{{.Charts.outcomes}}</figure>
-<div class="tbl"><table><thead><tr><th class="name">config</th><th>passed</th><th>failed</th><th>timed out</th><th>errors</th><th>cancelled</th><th>skipped</th><th>pending</th></tr></thead>
+<div class="tbl"><table><thead><tr><th class="name">config</th><th>passed</th><th>failed</th><th>timed out</th><th>errors</th><th>can&shy;celled</th><th>skipped</th><th>pending</th></tr></thead>
 <tbody>{{range .S.Configs}}<tr><td class="name" title="{{.Config}}">{{.Config}}</td><td class="pass">{{.Passed}}</td><td class="fail">{{.Failed}}</td><td>{{.TimedOut}}</td>
-<td>{{if .Errored}}<span class="err">{{.Errored}}</span> <span class="ci">{{range $k, $v := .Errors}}{{$k}}:{{$v}} {{end}}</span>{{else}}0{{end}}</td><td>{{.Cancelled}}</td><td>{{.Skipped}}</td><td>{{.Pending}}</td></tr>{{end}}</tbody></table></div></div>
+<td>{{if .Errored}}<span class="err">{{.Errored}}</span><span class="sub">{{range $k, $v := .Errors}}{{$k}}:{{$v}} {{end}}</span>{{else}}0{{end}}</td><td>{{.Cancelled}}</td><td>{{.Skipped}}</td><td>{{.Pending}}</td></tr>{{end}}</tbody></table></div></div>
+
+<h2 id="timeline">Timeline</h2>
+<p class="note">Over the batch's wall time: trials finished per config, trials in flight (admitted and not ended, so a trial waiting to retry still holds its slot), and one lane per slot with a bar per trial. A retried trial's earlier attempts and back-off are dashed, with a ring where its last attempt started; its tooltip lists the earlier attempts' errors and any retry-after a rate limit asked for. Wait is the time from admission to the last attempt's start.</p>
+<div class="pair"><figure id="chart-timeline">{{.Charts.timeline}}</figure>
+<div class="tbl"><table id="timeline-table"><thead><tr><th class="name">config</th><th>first<br>start</th><th>last<br>end</th><th>peak in<br>flight</th><th>wait<br>p50 / max</th><th>retried</th><th>rate-<br>limited</th></tr></thead>
+<tbody>{{range .Timeline}}<tr{{if eq .Key ""}} class="total"{{end}}><td class="name" title="{{.Config}}">{{if .Key}}<span class="key {{.Key}}"></span>{{end}}{{.Config}}</td><td>{{.FirstStart}}</td><td>{{.LastEnd}}</td><td>{{.Peak}}</td><td>{{.MedianWait}} / {{.LongWait}}</td>
+<td>{{if .Retried}}<span class="err">{{.Retried}}</span>{{else}}0{{end}}</td><td>{{if .RateLimited}}<span class="err">{{.RateLimited}}</span>{{else}}0{{end}}</td></tr>{{else}}<tr><td class="name" colspan="7">no trial has run yet</td></tr>{{end}}</tbody></table></div></div>
 
 <h2 id="pairs">Paired comparisons</h2>
 <p class="note">On the tasks both configs scored: per task a − b of the scored pass fraction. CI: task bootstrap. p: exact two-sided ({{if .S.Baseline}}b is the baseline {{.S.Baseline}}; {{end}}McNemar with one trial per task, else the sign test), Holm-adjusted over all pairs.</p>

@@ -2,6 +2,7 @@ package batchreport
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -43,7 +44,7 @@ func ReadDir(batchDir string) ([]contract.BatchTrial, error) {
 	if err != nil {
 		return nil, fmt.Errorf("batchreport: read trials: %w", err)
 	}
-	slices.SortFunc(out, func(a, b contract.BatchTrial) int { return cmpString(a.TrialID, b.TrialID) })
+	slices.SortFunc(out, func(a, b contract.BatchTrial) int { return cmp.Compare(a.TrialID, b.TrialID) })
 	for i := 1; i < len(out); i++ {
 		if out[i].TrialID == out[i-1].TrialID {
 			return nil, fmt.Errorf("batchreport: read trials: two records of trial %q", out[i].TrialID)

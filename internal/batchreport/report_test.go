@@ -353,37 +353,3 @@ func TestReadDir(t *testing.T) {
 		t.Errorf("empty batch dir: %v, %v", recs, err)
 	}
 }
-
-func FuzzDecodeTrial(f *testing.F) {
-	for _, tr := range fixture().Trials[:5] {
-		b, _ := json.Marshal(tr)
-		f.Add(b)
-	}
-	f.Add([]byte(`{}`))
-	f.Add([]byte(`{"schema_version":"fabric.batch.trial/v1alpha1"} {}`))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		tr, err := DecodeTrial(data)
-		if err != nil {
-			return
-		}
-		// A record that decodes survives its own re-encoding and builds.
-		b, err := json.Marshal(tr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		again, err := DecodeTrial(b)
-		if err != nil {
-			t.Fatalf("re-encoded record does not decode: %v\n%s", err, b)
-		}
-		if again.TrialID != tr.TrialID || again.Outcome != tr.Outcome {
-			t.Fatal("round trip changed the record")
-		}
-		if _, err := Build(Input{Trials: []contract.BatchTrial{tr}}); err != nil {
-			t.Fatalf("Build of one decoded record: %v", err)
-		}
-		var buf bytes.Buffer
-		if err := writeTrialsCSV(&buf, []*contract.BatchTrial{&tr}); err != nil {
-			t.Fatal(err)
-		}
-	})
-}

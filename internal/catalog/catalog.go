@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/fabric-runtime/fabric/contract"
 )
@@ -51,7 +52,7 @@ type Catalog struct {
 func Discover(opts Options) (*Catalog, error) {
 	c := &Catalog{byID: map[string]*Entry{}}
 	for _, b := range opts.Bundled {
-		e, err := LoadDescriptor(b.Data, "bundled:"+b.Name)
+		e, err := loadBundled(b)
 		if err != nil {
 			return nil, fmt.Errorf("bundled descriptor %s: %w", b.Name, err)
 		}
@@ -86,6 +87,28 @@ func Discover(opts Options) (*Catalog, error) {
 	}
 	sort.Strings(c.ids)
 	return c, nil
+}
+
+// bundledLoaded holds each bundled descriptor as loaded the first time a
+// Discover met it (name and bytes as the key): the bytes are compiled into
+// the binary, so every plan would otherwise parse them and compile their
+// schemas again. The entries are never written after loading; Discover
+// hands each catalog its own copy of one.
+var bundledLoaded sync.Map // name + "\x00" + data -> *Entry
+
+func loadBundled(b Bundled) (*Entry, error) {
+	key := b.Name + "\x00" + string(b.Data)
+	if e, ok := bundledLoaded.Load(key); ok {
+		cp := *e.(*Entry)
+		return &cp, nil
+	}
+	e, err := LoadDescriptor(b.Data, "bundled:"+b.Name)
+	if err != nil {
+		return nil, err
+	}
+	loaded, _ := bundledLoaded.LoadOrStore(key, e)
+	cp := *loaded.(*Entry)
+	return &cp, nil
 }
 
 // Lookup returns the winning descriptor for an adapter id.

@@ -203,3 +203,41 @@ func FuzzLoadDescriptor(f *testing.F) {
 		_ = e.Resolved()
 	})
 }
+
+// A bundled descriptor is loaded once per process; every catalog gets its
+// own entry, with the Root of its own options, also when planned at once.
+func TestBundledLoadedOnceEntriesOwn(t *testing.T) {
+	data := []byte(desc("x.shared"))
+	done := make(chan *Entry, 8)
+	for i := range 8 {
+		go func() {
+			c, err := Discover(Options{Bundled: []Bundled{{Name: "shared.json", Data: data, Root: "/r" + string(rune('0'+i))}}})
+			if err != nil {
+				t.Error(err)
+				done <- nil
+				return
+			}
+			e, _ := c.Lookup("x.shared")
+			done <- e
+		}()
+	}
+	roots := map[string]bool{}
+	seen := map[*Entry]bool{}
+	for range 8 {
+		e := <-done
+		if e == nil {
+			continue
+		}
+		if seen[e] {
+			t.Fatal("two catalogs share one entry")
+		}
+		seen[e] = true
+		roots[e.Root] = true
+		if e.Source != contract.SourceBundled || e.Path != "bundled:shared.json" {
+			t.Errorf("entry %+v", e)
+		}
+	}
+	if len(roots) != 8 {
+		t.Errorf("roots %v: each catalog's entry has its own", roots)
+	}
+}

@@ -282,7 +282,7 @@ func (a *app) batchRegradeCommand() *cobra.Command {
 			if err != nil {
 				return a.batchSpecFailure(err)
 			}
-			r, err := batch.Open(cmd.Context(), s, args[1], batch.Options{Client: a.client})
+			r, err := batch.Open(cmd.Context(), s, args[1], batch.Options{Client: a.client, Regrade: true})
 			if err != nil {
 				return a.batchSpecFailure(err)
 			}

@@ -1,6 +1,7 @@
 package deptest
 
 import (
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -9,7 +10,18 @@ import (
 
 // knownInitWork is init work in packages the commands link that is known
 // and owned by other work in progress; remove an entry once it is lazy.
-var knownInitWork = map[string]string{}
+var knownInitWork = map[string]string{
+	Module + "/internal/batchreport": "the batch report's page template, parsed at init (the batch work owns it)",
+	Module + "/batch":                "the batch spec's tables, built at init (the batch work owns it)",
+}
+
+// lazyLibraries are libraries outside this module whose init work is made
+// lazy here (third_party/, wired in by a replace in go.mod), with the most
+// allocations each may make at init: over it, the lazy copy is no longer
+// the one linked.
+var lazyLibraries = map[string]int{
+	"github.com/santhosh-tekuri/jsonschema/v6": 500, // upstream compiles every draft's metaschema at init: 21k
+}
 
 // commands are the programs whose start is budgeted (DESIGN.md section 5):
 // a host start to ready, a command that needs no schema.
@@ -28,7 +40,13 @@ func TestInitWork(t *testing.T) {
 	livetest.Short(t, "the Go toolchain, to build fabric-host, fabric and fabric-agent-ctl")
 	for _, c := range commands {
 		t.Run(c.pkg[len(Module)+1:], func(t *testing.T) {
-			InitWork(t, knownInitWork, Build(t, c.pkg), nil, c.args...)
+			bin := Build(t, c.pkg)
+			InitWork(t, knownInitWork, bin, nil, c.args...)
+			for _, in := range Inits(t, bin, nil, c.args...) {
+				if most, ok := lazyLibraries[in.Package]; ok && in.Allocs > most {
+					t.Errorf("%s: %d allocations at init (at most %d with its lazy copy in third_party/)", in.Package, in.Allocs, most)
+				}
+			}
 		})
 	}
 }
@@ -132,4 +150,23 @@ func links(deps map[string]string, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// hostCgo is every package with cgo files the host may link: it is built
+// with CGO_ENABLED=0 (cmd/fabric-host), which works and changes nothing
+// only while the one user of cgo is net's resolver.
+var hostCgo = map[string]bool{"net": true, "runtime/cgo": true}
+
+func TestHostCgo(t *testing.T) {
+	for _, pkg := range []string{Module + "/cmd/fabric-host", Module + "/adapterkit"} {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{if .CgoFiles}}{{.ImportPath}}{{end}}", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		for _, dep := range strings.Fields(string(out)) {
+			if !hostCgo[dep] {
+				t.Errorf("%s links %s, which uses cgo: the host is built with CGO_ENABLED=0 (cmd/fabric-host)", pkg, dep)
+			}
+		}
+	}
 }

@@ -28,6 +28,8 @@ type Style struct {
 	Stroke      string
 	StrokeWidth float64
 	Opacity     float64
+	// Dash is a stroke-dasharray ("3 2"): a dashed line.
+	Dash string
 }
 
 func (s Style) attrs() string {
@@ -41,6 +43,7 @@ func (s Style) attrs() string {
 	if s.Opacity > 0 {
 		attr(&b, "fill-opacity", num(s.Opacity))
 	}
+	attr(&b, "stroke-dasharray", s.Dash)
 	return b.String()
 }
 
@@ -80,7 +83,8 @@ func (c *Canvas) Line(x1, y1, x2, y2 float64, s Style) {
 	fmt.Fprintf(&c.b, "<line x1=\"%s\" y1=\"%s\" x2=\"%s\" y2=\"%s\"%s/>\n", num(x1), num(y1), num(x2), num(y2), s.attrs())
 }
 
-// Polyline draws connected segments through the points (x0, y0, x1, y1, ...).
+// Polyline draws connected segments through the points (x0, y0, x1, y1, ...);
+// with a Fill it is a filled area (closed back to the first point).
 func (c *Canvas) Polyline(points []float64, s Style) {
 	parts := make([]string, 0, len(points)/2)
 	for i := 0; i+1 < len(points); i += 2 {

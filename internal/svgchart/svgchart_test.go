@@ -104,3 +104,15 @@ func TestCanvasEscapes(t *testing.T) {
 		}
 	}
 }
+
+func TestDashedAndFilledLines(t *testing.T) {
+	c := New(10, 10, "x")
+	c.Line(0, 0, 5, 5, Style{Stroke: "#000", Dash: "3 2"})
+	c.Polyline([]float64{0, 10, 5, 2, 10, 10}, Style{Fill: "#abc"})
+	got := c.String()
+	for _, want := range []string{`stroke-dasharray="3 2"`, `<polyline points="0,10 5,2 10,10" fill="#abc"/>`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %s in\n%s", want, got)
+		}
+	}
+}
