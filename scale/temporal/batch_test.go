@@ -330,11 +330,18 @@ grader: {kind: output_match, match: {contains: "answer"}}
 	t.Logf("gaps between trial starts (ms): %v", gaps)
 	// The test server gives each task queue one partition, so the
 	// queue's limit is one token bucket; its burst lets the first two
-	// leave together (measured: 45 ms apart), then one a second.
+	// leave together (measured: 45-240 ms apart), then one a second. The
+	// event times are the history service's, after matching's dispatch:
+	// on a loaded machine they jitter (measured 887-1052 ms for 1 s).
+	var sum int64
 	for _, g := range gaps[1:] {
-		if g < 900 {
-			t.Fatalf("trial starts %v ms apart, want >= 1 s after the first pair", gaps)
+		sum += g
+		if g < 750 {
+			t.Fatalf("trial starts %v ms apart, want ~1 s after the first pair", gaps)
 		}
+	}
+	if mean := sum / int64(len(gaps)-1); mean < 850 {
+		t.Fatalf("trial starts %v ms apart (mean %d ms after the first pair), want ~1 s", gaps, mean)
 	}
 }
 
