@@ -28,8 +28,24 @@ func (a *app) batchCommand() *cobra.Command {
 		Use:   "batch",
 		Short: "Run tasks x configs x repeats and report pass rates (fabric.batch/v1alpha1)",
 	}
-	cmd.AddCommand(a.batchRunCommand(), a.batchStatusCommand(), a.batchReportCommand(), a.batchRegradeCommand())
+	cmd.AddCommand(a.batchRunCommand(), a.batchStatusCommand(), a.batchReportCommand(), a.batchRegradeCommand(),
+		a.batchTemporalCommand("worker", "Serve trials as a Temporal worker (fabric-temporal worker; docs/batch-temporal.md)"),
+		a.batchTemporalCommand("cancel", "Cancel a batch running on Temporal (fabric-temporal cancel --dir DIR)"))
 	return cmd
+}
+
+// batchTemporalCommand passes its arguments to fabric-temporal's
+// subcommand of the same name (flags included: fabric-temporal parses
+// them).
+func (a *app) batchTemporalCommand(name, short string) *cobra.Command {
+	return &cobra.Command{
+		Use:                name + " [fabric-temporal " + name + " flags]",
+		Short:              short,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runTemporal(cmd.Context(), append([]string{name}, args...), a.stdio.Out, a.stdio.Err)
+		},
+	}
 }
 
 type batchRunFlags struct {
@@ -37,6 +53,8 @@ type batchRunFlags struct {
 	retryErrors  string
 	rerunChanged bool
 	backend      string
+	address      string
+	namespace    string
 	interval     time.Duration
 }
 
@@ -65,7 +83,9 @@ errors, 2 usage or spec errors (including batch_spec_changed), 3 interrupted.`,
 	cmd.Flags().StringVar(&f.retryErrors, "retry-errors", "", "reopen errored trials: all, or a comma-separated list of classes (model, harness, setup, grader, fabric)")
 	cmd.Flags().Lookup("retry-errors").NoOptDefVal = "all"
 	cmd.Flags().BoolVar(&f.rerunChanged, "rerun-changed", false, "rerun done trials whose definition changed instead of refusing the directory")
-	cmd.Flags().StringVar(&f.backend, "backend", "local", "executor: local (this process) or temporal (fabric-temporal run)")
+	cmd.Flags().StringVar(&f.backend, "backend", "local", "executor: local (this process) or temporal (fabric-temporal run: trials run on Temporal workers)")
+	cmd.Flags().StringVar(&f.address, "address", "", "with --backend temporal: the Temporal frontend host:port (default $TEMPORAL_ADDRESS, else localhost:7233)")
+	cmd.Flags().StringVar(&f.namespace, "namespace", "", "with --backend temporal: the Temporal namespace (default $TEMPORAL_NAMESPACE, else default)")
 	cmd.Flags().DurationVar(&f.interval, "progress-interval", 10*time.Second, "how often a progress line is printed when stderr is not a terminal")
 	_ = cmd.Flags().MarkHidden("progress-interval")
 	return cmd
@@ -113,6 +133,9 @@ func (a *app) batchRun(ctx context.Context, specPath string, f batchRunFlags) er
 	s, err := batch.Load(specPath)
 	if err != nil {
 		return a.batchSpecFailure(err)
+	}
+	if f.backend == "temporal" {
+		return a.batchRunTemporal(ctx, specPath, batchDir(f.dir, s), f)
 	}
 	opts := batch.Options{Client: a.client}
 	if f.retryErrors != "" {
@@ -177,6 +200,26 @@ func (a *app) batchRun(ctx context.Context, specPath string, f batchRunFlags) er
 		return silentExit(ExitFailure)
 	}
 	return nil
+}
+
+// batchRunTemporal hands the batch to fabric-temporal run, which opens
+// the same directory, submits the batch to Temporal, follows it and writes
+// the same report.
+func (a *app) batchRunTemporal(ctx context.Context, spec, dir string, f batchRunFlags) error {
+	args := []string{"run", spec, "--dir", dir, "--follow"}
+	if f.address != "" {
+		args = append(args, "--address", f.address)
+	}
+	if f.namespace != "" {
+		args = append(args, "--namespace", f.namespace)
+	}
+	if f.retryErrors != "" {
+		args = append(args, "--retry-errors", f.retryErrors)
+	}
+	if f.rerunChanged {
+		args = append(args, "--rerun-changed")
+	}
+	return runTemporal(ctx, args, a.stdio.Out, a.stdio.Err)
 }
 
 func hasErrors(s *contract.BatchSummary) bool {

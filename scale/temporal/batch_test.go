@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -481,3 +484,53 @@ func TestContinueAsNewRunsEveryTrial(t *testing.T) {
 		return err == nil && len(resp.GetExecutions()) == 3
 	})
 }
+
+// TestFabricCLIRunsOnTemporal drives the backend as a user does, through
+// the fabric CLI: `fabric batch worker` and `fabric batch run --backend
+// temporal` find fabric-temporal beside fabric and hand it their
+// arguments.
+func TestFabricCLIRunsOnTemporal(t *testing.T) {
+	e := newEnv(t)
+	fabricBin := filepath.Join(binDir, "fabric")
+	buildFabric.Do(func() {
+		out, err := exec.Command("go", "build", "-C", "../..", "-o", fabricBin, "./cmd/fabric").CombinedOutput()
+		if err != nil {
+			fabricErr = fmt.Errorf("go build ./cmd/fabric: %v\n%s", err, out)
+		}
+	})
+	if fabricErr != nil {
+		t.Fatal(fabricErr)
+	}
+	spec := twelveTrials(t, t.TempDir(), "cli", 4, 100, 100)
+	worker := exec.Command(fabricBin, "batch", "worker", "--address", e.addr, "--namespace", e.ns, "--host", "cli-host", "--queues", "qa,qb", "--slots", "2")
+	worker.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	wlog := &syncBuffer{}
+	worker.Stdout, worker.Stderr = wlog, wlog
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-worker.Process.Pid, syscall.SIGTERM)
+		_ = worker.Wait()
+	})
+	waitFor(t, 2*time.Minute, "the worker ready", func() bool { return strings.Contains(wlog.String(), "worker ready") })
+	run := exec.Command(fabricBin, "batch", "run", spec, "--dir", e.dir, "--backend", "temporal", "--address", e.addr, "--namespace", e.ns)
+	out, err := run.CombinedOutput()
+	if err != nil {
+		t.Fatalf("fabric batch run --backend temporal: %v\n%s\nworker:\n%s", err, out, wlog.String())
+	}
+	want := map[string]int{"a/passed": 4, "a/failed": 2, "b/passed": 4, "b/failed": 2}
+	if got := countOutcomes(records(t, e.dir)); !reflect.DeepEqual(got, want) {
+		t.Fatalf("outcomes %v, want %v", got, want)
+	}
+	for _, r := range records(t, e.dir) {
+		if r.Host != "cli-host" {
+			t.Errorf("%s ran on %q, want the worker cli-host", r.TrialID, r.Host)
+		}
+	}
+}
+
+var (
+	buildFabric sync.Once
+	fabricErr   error
+)
