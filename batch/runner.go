@@ -351,7 +351,9 @@ func (r *Runner) done(rec *contract.BatchTrial) bool {
 // Pending lists the trials still to run, in run order: those without a
 // record, and those whose record this run reopens (cancelled, skipped,
 // errors of RetryErrors). A trial directory without a record, left by an
-// interrupted run, is moved to .incomplete/ first.
+// interrupted run, is moved to .incomplete/ first. Only the runner that
+// opened the directory plans: a Worker's Pending leaves such trials out,
+// for their directories are the submitter's to move.
 func (r *Runner) Pending() ([]Trial, error) {
 	var out []Trial
 	for _, t := range r.trials {
