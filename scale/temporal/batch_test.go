@@ -363,7 +363,7 @@ tasks:
     - {id: only, input: {text: "1"}}
 configs:
   - {id: big, config: big.yaml, quota_key: q}
-grader: {kind: output_match, match: {contains: "xxx"}}
+grader: {kind: output_match, match: {contains: "not-in-the-answer"}}
 `,
 	})
 	e.worker("host-a", "--queues", "q", "--slots", "1")
