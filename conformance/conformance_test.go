@@ -126,6 +126,33 @@ func TestMarkedEscapeeIsCleanedUp(t *testing.T) {
 	}
 }
 
+// The cleanup item fails a host that had to be killed, and only that: a
+// host whose stop is slower than its exit grace but which then exits by
+// itself passes (a slow stop under load is not a leak).
+func TestCleanupJudgesKillNotDuration(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		want Verdict
+		in   string
+	}{
+		{"slowstop", Pass, "stop took"},
+		{"deaf", Fail, "killed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			desc, err := filepath.Abs(filepath.Join("testdata", tc.name, tc.name+".fabric-adapter.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := Profile{AdapterID: "test.conformance." + tc.name, Descriptor: desc, ExpectOutput: "ok"}
+			rep := runSuite(t, p)
+			it, _ := rep.Item("12")
+			if it.Verdict != tc.want || !strings.Contains(it.Detail, tc.in) {
+				t.Errorf("cleanup item = %s, want %s naming %q", it, tc.want, tc.in)
+			}
+		})
+	}
+}
+
 func TestGenericProfileSkipsInvocations(t *testing.T) {
 	p := GenericProfile("fabric.scripted", "")
 	rep := runSuite(t, p)

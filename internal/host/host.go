@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
@@ -61,6 +62,7 @@ type Host struct {
 
 	termOnce sync.Once
 	termErr  error
+	killed   atomic.Bool // the host was still running when its group was killed
 
 	exited context.Context // cancelled when the host process has exited
 }
@@ -188,6 +190,11 @@ func (h *Host) Stop(ctx context.Context, runtimeID string) error {
 // Terminate's once: after either, the other returns the same result.
 func (h *Host) Kill(ctx context.Context) error { return h.terminate(ctx, false) }
 
+// Killed reports whether Terminate or Kill found the host still running
+// and killed it, rather than the host exiting by itself. It is meaningful
+// once either has returned.
+func (h *Host) Killed() bool { return h.killed.Load() }
+
 // Terminate waits up to ExitGrace (bounded by ctx) for the host to exit,
 // then kills its whole process group and waits until nothing of it is left.
 // It closes the channel and the stderr log. Idempotent.
@@ -204,6 +211,11 @@ func (h *Host) terminate(ctx context.Context, grace bool) error {
 			case <-ctx.Done():
 			}
 			t.Stop()
+		}
+		select {
+		case <-h.proc.Done():
+		default:
+			h.killed.Store(true)
 		}
 		// Stop also reaps anything the host left in its group.
 		h.termErr = h.proc.Stop(ctx)

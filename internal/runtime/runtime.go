@@ -395,6 +395,10 @@ func (r *Runtime) stop(ctx context.Context) (contract.RuntimeStopResult, error) 
 	}
 	res.HostCrashed = crashed || prev == StateFailed
 	md := map[string]any{"runtime_id": r.handle.RuntimeID, "host_pid": r.host.Pid(), "host_crashed": res.HostCrashed}
+	if r.host.Killed() {
+		// The host did not exit by itself within the exit grace.
+		md["host_killed"] = true
+	}
 	r.state.Store(StateStopped)
 	var err error
 	if stopErr != nil {

@@ -228,6 +228,9 @@ func (s *ServiceHost) stop(ctx context.Context) error {
 	tctx, tcancel := context.WithTimeout(context.WithoutCancel(ctx), stopDeadline+seconds(s.limits.ExitGraceSeconds))
 	termErr := s.host.Terminate(tctx)
 	tcancel()
+	if s.host.Killed() {
+		s.logger.Warn("service host did not exit within its exit grace and was killed", "service_id", s.id)
+	}
 	if err := os.RemoveAll(s.home); err != nil && termErr == nil {
 		termErr = fmt.Errorf("remove service home: %w", err)
 	}
