@@ -93,7 +93,7 @@ func (a *app) rootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "json", "output format: json, jsonl (one compact document per line; fabric run streams its events) or text (default for run and chat when stdout is a terminal)")
 	root.AddCommand(a.planCommand(), a.doctorCommand(), a.adaptersCommand(), a.schemaCommand(), a.runCommand(), a.chatCommand(), a.checkCommand(), a.conformanceCommand())
-	root.AddCommand(a.modelCommand(), a.deployCommand(), a.serveCommand(), a.batchCommand())
+	root.AddCommand(a.modelCommand(), a.deployCommand(), a.serveCommand(), a.batchCommand(), a.packagesCommand())
 	return root
 }
 

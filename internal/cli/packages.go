@@ -1,0 +1,19 @@
+package cli
+
+import "github.com/spf13/cobra"
+
+// packagesCommand is `fabric packages`: runtime packages, the support
+// catalog that lists them and the qualification receipts it cites. Each
+// verb lives in its own packages_*.go file.
+func (a *app) packagesCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "packages",
+		Short: "Install, verify and qualify runtime packages; read and sign the support catalog",
+	}
+	for _, sub := range [][]*cobra.Command{
+		// one line per packages_*.go file
+	} {
+		cmd.AddCommand(sub...)
+	}
+	return cmd
+}

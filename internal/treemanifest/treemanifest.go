@@ -1,0 +1,228 @@
+// Package treemanifest takes a manifest of a directory tree: one entry per
+// file, directory and symlink, with its type, mode, size and sha256 (or
+// link target), sorted by path. Its digest, "fm1:" and the hex sha256 of
+// the manifest's lines, is the one tree digest Fabric uses: a package's
+// digest, and the before/after record of a read-only operation. It does
+// not depend on file order or modification times; it changes with any
+// content, mode, type or link target.
+package treemanifest
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Prefix starts every digest this package makes.
+const Prefix = "fm1:"
+
+// IgnoreFile, in a tree's root, lists paths (one per line, slash
+// separated, relative to the root; "dir/" or "dir" for a whole directory;
+// "#" starts a comment) left out of the manifest. The file itself is in
+// the manifest.
+const IgnoreFile = ".fabric-package-ignore"
+
+// Entry is one path of a tree.
+type Entry struct {
+	Path   string      `json:"path"` // slash separated, relative to the root; "." is not listed
+	Type   string      `json:"type"` // file | dir | symlink
+	Mode   fs.FileMode `json:"mode"` // permission bits only
+	Size   int64       `json:"size,omitempty"`
+	SHA256 string      `json:"sha256,omitempty"` // files
+	Link   string      `json:"link,omitempty"`   // symlinks: the target as written
+}
+
+// line is the entry as hashed: fields separated by spaces, the path last
+// and quoted so that any name is one unambiguous line.
+func (e Entry) line() string {
+	v := e.SHA256
+	if e.Type == "symlink" {
+		v = strconv.Quote(e.Link)
+	}
+	if v == "" {
+		v = "-"
+	}
+	return fmt.Sprintf("%s %04o %d %s %s", e.Type, uint32(e.Mode), e.Size, v, strconv.Quote(e.Path))
+}
+
+// Manifest is a tree's entries, sorted by path.
+type Manifest struct {
+	Entries []Entry `json:"entries"`
+}
+
+// Options tune Take.
+type Options struct {
+	// Ignore lists more paths to leave out, as in IgnoreFile.
+	Ignore []string
+	// NoIgnoreFile does not read the root's IgnoreFile.
+	NoIgnoreFile bool
+}
+
+// Take walks root (which must be a directory; symlinks below it are
+// recorded, not followed) and returns its manifest. Anything that is not a
+// regular file, directory or symlink is an error naming it.
+func Take(root string, opts Options) (*Manifest, error) {
+	ignore := slices.Clone(opts.Ignore)
+	if !opts.NoIgnoreFile {
+		more, err := readIgnore(filepath.Join(root, IgnoreFile))
+		if err != nil {
+			return nil, err
+		}
+		ignore = append(ignore, more...)
+	}
+	skip := map[string]bool{}
+	for _, p := range ignore {
+		skip[path.Clean(strings.TrimSuffix(p, "/"))] = true
+	}
+	m := &Manifest{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(root, p)
+		if err != nil {
+			return err
+		}
+		if rel == "." {
+			if !d.IsDir() {
+				return fmt.Errorf("treemanifest: %s is not a directory", root)
+			}
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		if skip[rel] {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		e := Entry{Path: rel, Mode: info.Mode().Perm()}
+		switch {
+		case info.Mode().IsRegular():
+			e.Type, e.Size = "file", info.Size()
+			if e.SHA256, err = fileSHA256(p); err != nil {
+				return err
+			}
+		case info.IsDir():
+			e.Type = "dir"
+		case info.Mode()&fs.ModeSymlink != 0:
+			e.Type = "symlink"
+			if e.Link, err = os.Readlink(p); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("treemanifest: %s: unsupported file type %v", p, info.Mode().Type())
+		}
+		m.Entries = append(m.Entries, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(m.Entries, func(a, b Entry) int { return strings.Compare(a.Path, b.Path) })
+	return m, nil
+}
+
+func readIgnore(p string) ([]string, error) {
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("treemanifest: %w", err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out, sc.Err()
+}
+
+func fileSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("treemanifest: %s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Lines is the manifest as hashed, one line per entry with a newline each.
+func (m *Manifest) Lines() string {
+	var b strings.Builder
+	for _, e := range m.Entries {
+		b.WriteString(e.line())
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// Digest is Prefix and the hex sha256 of Lines.
+func (m *Manifest) Digest() string {
+	sum := sha256.Sum256([]byte(m.Lines()))
+	return Prefix + hex.EncodeToString(sum[:])
+}
+
+// SHA256 is the hex sha256 of Lines, the digest without its prefix (for
+// in-toto subjects and catalog digests, which name the algorithm apart).
+func (m *Manifest) SHA256() string { return strings.TrimPrefix(m.Digest(), Prefix) }
+
+// Change is one difference between two manifests.
+type Change struct {
+	Path   string `json:"path"`
+	Kind   string `json:"kind"`             // added | removed | modified
+	Before *Entry `json:"before,omitempty"` // removed, modified
+	After  *Entry `json:"after,omitempty"`  // added, modified
+}
+
+func (c Change) String() string { return c.Kind + " " + c.Path }
+
+// Diff lists what changed from before to after, sorted by path.
+func Diff(before, after *Manifest) []Change {
+	var out []Change
+	i, j := 0, 0
+	for i < len(before.Entries) || j < len(after.Entries) {
+		switch {
+		case j >= len(after.Entries) || (i < len(before.Entries) && before.Entries[i].Path < after.Entries[j].Path):
+			e := before.Entries[i]
+			out = append(out, Change{Path: e.Path, Kind: "removed", Before: &e})
+			i++
+		case i >= len(before.Entries) || after.Entries[j].Path < before.Entries[i].Path:
+			e := after.Entries[j]
+			out = append(out, Change{Path: e.Path, Kind: "added", After: &e})
+			j++
+		default:
+			b, a := before.Entries[i], after.Entries[j]
+			if b != a {
+				out = append(out, Change{Path: a.Path, Kind: "modified", Before: &b, After: &a})
+			}
+			i++
+			j++
+		}
+	}
+	return out
+}
