@@ -33,6 +33,7 @@ type Client struct {
 	lookupEnv  func(string) (string, bool)
 	executable string
 	extraPath  []string
+	packages   plan.PackageSelector
 	hostBinary string
 	stateDir   string
 	env        []string
@@ -54,6 +55,11 @@ func WithEnv(lookup func(string) (string, bool)) Option {
 		c.getenv = func(k string) string { v, _ := lookup(k); return v }
 	}
 }
+
+// WithPackageSelector sets what checks a config's harness.package
+// against the support catalog. Without one, a config that names a package
+// fails to plan (package_selection_unavailable); Fabric's binaries set it.
+func WithPackageSelector(s plan.PackageSelector) Option { return func(c *Client) { c.packages = s } }
 
 // WithExtraPath adds directories searched for required binaries after PATH.
 func WithExtraPath(dirs ...string) Option {
@@ -204,7 +210,7 @@ func (c *Client) plan(ctx context.Context, l *Loaded) (_ *contract.RunPlan, _ *c
 		return nil, nil, err
 	}
 	entry, _ := plan.SelectedEntry(&l.Config, cat)
-	p, err := plan.Resolve(l.Config, plan.Options{BaseDir: baseDir, Catalog: cat, Warnings: l.Warnings})
+	p, err := plan.Resolve(l.Config, plan.Options{BaseDir: baseDir, Catalog: cat, Warnings: l.Warnings, Packages: c.packages})
 	return p, entry, err
 }
 

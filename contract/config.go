@@ -143,6 +143,12 @@ type HarnessConfig struct {
 	AdapterID  string              `json:"adapter_id" jsonschema:"minLength=1"`
 	Resolution *ResolutionStrategy `json:"resolution,omitempty" jsonschema:"enum=preinstalled,enum=image_provided,enum=pip_uv,enum=npm,enum=source,enum=service,enum=native_plugin"`
 	Settings   map[string]any      `json:"settings,omitempty"`
+	// Package (a Fabric extension) selects the runtime package the harness
+	// must come from, "ID@VERSION" or "ID" for the support catalog's signed
+	// default. Planning then fails closed unless that package is on disk,
+	// listed in the catalog in a selectable state and qualified for this
+	// platform; it never falls back to another.
+	Package string `json:"package,omitempty" jsonschema:"pattern=^[a-z0-9][a-z0-9._-]*(@[A-Za-z0-9][A-Za-z0-9._+-]*)?$"`
 }
 
 // ModelConfig is one named model role. APIKeyEnv names an environment

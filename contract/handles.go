@@ -32,6 +32,8 @@ type RuntimeHandle struct {
 	Interfaces []InterfaceInfo `json:"interfaces,omitempty"`
 	// ServiceID is the service the runtime was started with, if any.
 	ServiceID string `json:"service_id,omitempty"`
+	// Package is the support-catalog entry the runtime was planned under.
+	Package *PackageSelection `json:"package,omitempty"`
 }
 
 // InvocationHandle identifies one invocation.

@@ -17,6 +17,27 @@ type RunPlan struct {
 	HostProtocol string           `json:"host_protocol,omitempty"`
 	Limits       *LifecycleLimits `json:"limits,omitempty"`
 	Diagnostics  []Diagnostic     `json:"diagnostics,omitempty"`
+	// Package is the support-catalog decision the plan was made under,
+	// when the config selects a package (harness.package).
+	Package *PackageSelection `json:"package,omitempty"`
+}
+
+// PackageSelection records which catalog entry a plan, runtime or
+// deployment runs under, so an audit can tell what a revocation means
+// for it.
+type PackageSelection struct {
+	// Requested is harness.package as the config wrote it.
+	Requested string `json:"requested"`
+	// Entry is the catalog entry selected, "ID@VERSION".
+	Entry string `json:"entry"`
+	// CatalogSerial is the serial of the catalog version that listed it.
+	CatalogSerial int64 `json:"catalog_serial"`
+	// PackageDigest is the sha256 of the package found on disk, equal to
+	// the entry's.
+	PackageDigest string `json:"package_digest" jsonschema:"pattern=^[0-9a-f]{64}$"`
+	// State is the entry's support state when selected.
+	State    string `json:"state"`
+	Platform string `json:"platform"`
 }
 
 // Descriptor sources.

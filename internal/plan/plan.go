@@ -25,6 +25,9 @@ type Options struct {
 	BaseDir  string                // absolute base directory of the config
 	Catalog  *catalog.Catalog      // discovered descriptors
 	Warnings []contract.Diagnostic // findings from loading the config, copied into the plan
+	// Packages checks harness.package against the support catalog; nil
+	// fails every config that names a package.
+	Packages PackageSelector
 }
 
 // Resolve plans cfg. On failure it returns every finding at once, joined;
@@ -115,6 +118,7 @@ func (r *resolver) resolve(opts Options) *contract.RunPlan {
 		res := *cfg.Harness.Resolution
 		p.Resolution = &res
 	}
+	r.selectPackage(p, opts.Packages)
 	r.checkAdapterKind(p)
 	r.checkSettings()
 	r.checkInterfaces()

@@ -173,6 +173,7 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 			Workspace: env.Workspace, Artifacts: r.root, Env: env.Env,
 			Connection: env.Connection, Metadata: env.Metadata,
 		},
+		Package: p.Package,
 	}
 	if opts.Service != nil {
 		r.handle.ServiceID = opts.Service.Service.ServiceID
