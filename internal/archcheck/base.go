@@ -24,7 +24,8 @@ var ErrNoBase = errors.New("no merge base to compare the budget with")
 // clean CI checkout of main has no remote) the base is HEAD, so only an
 // uncommitted raise fails there: the rule bites on a branch, before it is
 // merged. An error wrapping ErrNoBase means there is nothing to compare
-// with; any other error (a ref that was named but does not resolve) is a
+// with (also when origin/main or main shares no commit with HEAD, as in a
+// shallow clone); any other error (a named ref with no merge base) is a
 // failure.
 func MergeBase(ctx context.Context, root, ref string) (commit, from string, err error) {
 	if _, err := exec.LookPath("git"); err != nil {
@@ -33,7 +34,8 @@ func MergeBase(ctx context.Context, root, ref string) (commit, from string, err 
 	if _, err := git(ctx, root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}"); err != nil {
 		return "", "", fmt.Errorf("%w: %s is not a git checkout with a commit: %v", ErrNoBase, root, err)
 	}
-	if ref == "" {
+	explicit := ref != ""
+	if !explicit {
 		for _, r := range []string{"origin/main", "main"} {
 			if _, err := git(ctx, root, "rev-parse", "--verify", "--quiet", r+"^{commit}"); err == nil {
 				ref = r
@@ -45,8 +47,11 @@ func MergeBase(ctx context.Context, root, ref string) (commit, from string, err 
 		}
 	}
 	out, err := git(ctx, root, "merge-base", "HEAD", ref)
-	if err != nil {
+	switch {
+	case err != nil && explicit:
 		return "", "", fmt.Errorf("merge base of HEAD and %s: %w", ref, err)
+	case err != nil: // a shallow clone may hold no common ancestor
+		return "", "", fmt.Errorf("%w: merge base of HEAD and %s (set %s to a ref to make this a failure): %v", ErrNoBase, ref, EnvBase, err)
 	}
 	return out, ref, nil
 }

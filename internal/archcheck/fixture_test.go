@@ -281,7 +281,8 @@ func TestNeutralNames(t *testing.T) {
 
 // MergeBase and BudgetAt against a throwaway repository: a branch's base
 // is where it left main; a commit before the budget file has none; no main
-// and no ref means nothing to compare.
+// and no ref, or a main with no common commit, means nothing to compare,
+// while a named ref that gives no merge base fails.
 func TestMergeBase(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		livetest.Missing(t, "git", "apt-get install git", err)
@@ -339,5 +340,13 @@ func TestMergeBase(t *testing.T) {
 	}
 	if got, ref, err := MergeBase(ctx, root, "HEAD~2"); err != nil || got != before || ref != "HEAD~2" {
 		t.Errorf("MergeBase with %s=HEAD~2 = %s, %s, %v; want %s", EnvBase, got, ref, err, before)
+	}
+	run("checkout", "-q", "--orphan", "lone")
+	commit("")
+	if _, _, err := MergeBase(ctx, root, ""); !errors.Is(err, ErrNoBase) {
+		t.Errorf("main shares no commit with HEAD: %v, want ErrNoBase", err)
+	}
+	if _, _, err := MergeBase(ctx, root, "main"); err == nil || errors.Is(err, ErrNoBase) {
+		t.Errorf("%s=main sharing no commit with HEAD: %v, want a failure", EnvBase, err)
 	}
 }
