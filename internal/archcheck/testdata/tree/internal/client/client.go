@@ -1,0 +1,4 @@
+// Package client names an API family outside API code: it counts.
+package client
+
+const family = "openai"

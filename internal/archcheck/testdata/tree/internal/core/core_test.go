@@ -1,0 +1,3 @@
+package core
+
+const inTest = "codex" // test files are never counted

@@ -1,0 +1,3 @@
+package data
+
+const inTestdata = "codex" // testdata is never counted

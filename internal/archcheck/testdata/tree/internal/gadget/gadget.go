@@ -1,0 +1,4 @@
+// Package gadget names the fixture package's id.
+package gadget
+
+const id = "gadget"
