@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/fabric-runtime/fabric/adapters/bundled"
@@ -55,6 +54,9 @@ func TestEveryAdapterIsAPackage(t *testing.T) {
 			t.Errorf("%s (disk): %v", doc.ID, err)
 			continue
 		}
+		for _, f := range pkgdesc.CheckLockfile(embedded) {
+			t.Errorf("%s: %v", doc.ID, f)
+		}
 		if disk.Digest() != embedded.Digest() {
 			t.Errorf("%s: disk digest %s != embedded %s", doc.ID, disk.Digest(), embedded.Digest())
 		}
@@ -90,22 +92,12 @@ func TestArtifactDigestsAreTheHarnessLockfiles(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		var lf struct {
-			Packages map[string]struct {
-				Version   string `json:"version"`
-				Integrity string `json:"integrity"`
-			} `json:"packages"`
-		}
-		if err := json.Unmarshal(raw, &lf); err != nil {
+		recorded, err := pkgdesc.LockfileIntegrities(raw)
+		if err != nil {
 			t.Fatalf("%s: %v", p, err)
 		}
-		for loc, e := range lf.Packages {
-			i := strings.LastIndex(loc, "node_modules/")
-			if i < 0 || e.Integrity == "" {
-				continue
-			}
-			key := loc[i+len("node_modules/"):] + "@" + e.Version
-			integrity[key] = append(integrity[key], e.Integrity)
+		for k, v := range recorded {
+			integrity[k] = append(integrity[k], v...)
 		}
 		return nil
 	})

@@ -312,3 +312,38 @@ func FuzzLoadDescriptor(f *testing.F) {
 		}
 	})
 }
+
+func TestCheckLockfile(t *testing.T) {
+	lock := func(integrity string) string {
+		return `{"lockfileVersion":3,"packages":{"":{"name":"x"},"node_modules/example-tool":{"version":"1.2.3","integrity":"` + integrity + `"}}}`
+	}
+	const pinned = "sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1yP47+knGgQ/xnc3XY8xzkW587dlZzNqRA=="
+	for _, tc := range []struct {
+		name, lockfile string
+		want           int
+	}{
+		{"same integrity", lock(pinned), 0},
+		{"other integrity", lock("sha512-" + strings.Repeat("A", 86) + "=="), 1},
+		{"not in the lockfile", `{"lockfileVersion":3,"packages":{}}`, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := writePackage(t, validDescriptor())
+			if err := os.WriteFile(filepath.Join(dir, "npm/package-lock.json"), []byte(tc.lockfile), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p, err := Load(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := CheckLockfile(p)
+			if len(got) != tc.want {
+				t.Fatalf("findings %v, want %d", got, tc.want)
+			}
+			for _, f := range got {
+				if f.Code != CodeLockfileMismatch || !strings.HasPrefix(f.Path, "artifacts.linux-x86_64[0]") {
+					t.Errorf("finding %+v", f)
+				}
+			}
+		})
+	}
+}

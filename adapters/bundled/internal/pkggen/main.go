@@ -320,6 +320,9 @@ func npmPackage(s spec, pkgDir string, ad adapterDoc, d *contract.PackageDescrip
 		arts = append(arts, contract.PackageArtifact{Kind: contract.ArtifactNPM, Name: n, Version: e.Version, Digest: map[string]string{"sha512": e.Integrity}})
 	}
 	d.Artifacts[platform] = arts
+	if ad.Harness == "" {
+		d.Runtime.Name = s.deps[0]
+	}
 	d.Package.Version = rootDeps[s.deps[0]]
 	d.Runtime.Version = rootDeps[s.deps[0]]
 	if !s.noInstall {
