@@ -134,3 +134,21 @@ func TestArtifactDigestsAreTheHarnessLockfiles(t *testing.T) {
 		t.Fatal("no artifact was checked")
 	}
 }
+
+// BenchmarkLoadFS: loading (strict read, schema, lint, checks, digest) of
+// the largest bundled package, the one with the biggest lockfile.
+func BenchmarkLoadFS(b *testing.B) {
+	pkgs, err := bundled.Packages()
+	if err != nil {
+		b.Fatal(err)
+	}
+	fsys := pkgs["nvidia.fabric.openclaw"]
+	if _, err := pkgdesc.LoadFS(fsys); err != nil { // compiles the schema once
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := pkgdesc.LoadFS(fsys); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
