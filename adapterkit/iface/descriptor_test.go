@@ -17,7 +17,7 @@ var update = flag.Bool("update", false, "rewrite testdata/demo.golden.json")
 // declares interfaces carries the fragment exactly as generated; run
 // `go generate ./adapterkit/iface` after changing a declaration.
 func TestDescriptorsCarryFragment(t *testing.T) {
-	paths, err := filepath.Glob("../../adapters/*/*.fabric-adapter.json")
+	paths, err := filepath.Glob("../../adapters/*/packages/*/*.fabric-adapter.json")
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no descriptors found: %v", err)
 	}

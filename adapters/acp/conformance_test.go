@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 	for _, pc := range cases {
 		t.Run(pc.bin, func(t *testing.T) {
 			path := harnessBin(t, pc.bin)
-			profile, err := conformance.LoadProfile("conformance." + pc.bin + ".yaml")
+			profile, err := conformance.LoadProfile(filepath.Join("packages", pc.id, "conformance.profile.yaml"))
 			if err != nil {
 				t.Fatal(err)
 			}

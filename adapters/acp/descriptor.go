@@ -6,21 +6,21 @@ import _ "embed"
 // descriptor replaces it, with runner.env.FABRIC_ACP_PROFILE holding a JSON
 // profile) and the bundled profiles.
 var (
-	//go:embed acp.fabric-adapter.json
+	//go:embed packages/nvidia.fabric.acp/acp.fabric-adapter.json
 	DescriptorGeneric []byte
-	//go:embed gemini.fabric-adapter.json
+	//go:embed packages/nvidia.fabric.acp.gemini/gemini.fabric-adapter.json
 	DescriptorGemini []byte
-	//go:embed qwen.fabric-adapter.json
+	//go:embed packages/nvidia.fabric.acp.qwen/qwen.fabric-adapter.json
 	DescriptorQwen []byte
-	//go:embed codex-acp.fabric-adapter.json
+	//go:embed packages/nvidia.fabric.acp.codex-acp/codex-acp.fabric-adapter.json
 	DescriptorCodexACP []byte
-	//go:embed claude-agent-acp.fabric-adapter.json
+	//go:embed packages/nvidia.fabric.acp.claude-agent-acp/claude-agent-acp.fabric-adapter.json
 	DescriptorClaude []byte
-	//go:embed openclaw.fabric-adapter.json
+	//go:embed packages/nvidia.fabric.acp.openclaw/openclaw.fabric-adapter.json
 	DescriptorOpenClaw []byte
-	//go:embed droid.fabric-adapter.json
+	//go:embed packages/nvidia.fabric.acp.droid/droid.fabric-adapter.json
 	DescriptorDroid []byte
-	//go:embed kilo.fabric-adapter.json
+	//go:embed packages/nvidia.fabric.acp.kilo/kilo.fabric-adapter.json
 	DescriptorKilo []byte
 )
 

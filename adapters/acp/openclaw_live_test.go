@@ -521,15 +521,15 @@ func TestLiveOpenClawBridge(t *testing.T) {
 
 // TestConformanceOpenClaw runs the conformance suite for the openclaw
 // profile against one OpenClaw runtime's Gateway (started once for the
-// whole suite) and a modelstub serving conformance.openclaw.modelstub.yaml.
+// whole suite) and a modelstub serving packages/nvidia.fabric.acp.openclaw/conformance.modelstub.yaml.
 func TestConformanceOpenClaw(t *testing.T) {
 	livetest.Short(t, "the real OpenClaw Gateway and its ACP bridge from harnesses/node24, and Node 24")
-	script, err := modelstub.LoadScript("conformance.openclaw.modelstub.yaml")
+	script, err := modelstub.LoadScript("packages/nvidia.fabric.acp.openclaw/conformance.modelstub.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := startGateway(t, script)
-	profile, err := conformance.LoadProfile("conformance.openclaw.yaml")
+	profile, err := conformance.LoadProfile("packages/nvidia.fabric.acp.openclaw/conformance.profile.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

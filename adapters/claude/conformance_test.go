@@ -22,7 +22,7 @@ func TestConformance(t *testing.T) {
 	binDir, _ := harnessBin(t)
 	stub := modelstub.New(loadScript(t))
 	defer stub.Close()
-	p, err := conformance.LoadProfile("conformance.profile.yaml")
+	p, err := conformance.LoadProfile("packages/nvidia.fabric.claude/conformance.profile.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

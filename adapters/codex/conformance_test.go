@@ -21,11 +21,11 @@ import (
 func TestConformance(t *testing.T) {
 	livetest.Short(t, "the real Codex CLI from harnesses/")
 	bin := harnessBinDir(t)
-	profile, err := conformance.LoadProfile("conformance.profile.yaml")
+	profile, err := conformance.LoadProfile("packages/nvidia.fabric.codex/conformance.profile.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := modelstub.LoadScript("conformance.modelstub.yaml")
+	script, err := modelstub.LoadScript("packages/nvidia.fabric.codex/conformance.modelstub.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,12 +10,12 @@ const (
 
 // DeepAgentsDescriptor is deepagents.fabric-adapter.json.
 //
-//go:embed deepagents.fabric-adapter.json
+//go:embed packages/nvidia.fabric.deepagents/deepagents.fabric-adapter.json
 var DeepAgentsDescriptor []byte
 
 // StrandsDescriptor is strands.fabric-adapter.json.
 //
-//go:embed strands.fabric-adapter.json
+//go:embed packages/nvidia.fabric.strands/strands.fabric-adapter.json
 var StrandsDescriptor []byte
 
 // Descriptor is one embedded descriptor document.

@@ -4,7 +4,7 @@ import _ "embed"
 
 // Descriptor is the adapter's bundled descriptor (openclaw.fabric-adapter.json).
 //
-//go:embed openclaw.fabric-adapter.json
+//go:embed packages/nvidia.fabric.openclaw/openclaw.fabric-adapter.json
 var Descriptor []byte
 
 // ID is the adapter id, the same as upstream NeMo Fabric's OpenClaw adapter.

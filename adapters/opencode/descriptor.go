@@ -4,7 +4,7 @@ import _ "embed"
 
 // Descriptor is the adapter's bundled descriptor (opencode.fabric-adapter.json).
 //
-//go:embed opencode.fabric-adapter.json
+//go:embed packages/nvidia.fabric.opencode/opencode.fabric-adapter.json
 var Descriptor []byte
 
 // ID is the adapter id.

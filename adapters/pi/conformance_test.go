@@ -16,5 +16,5 @@ import (
 func TestConformance(t *testing.T) {
 	livetest.Short(t, "the real Pi coding agent from harnesses/pi")
 	path := harnessPath(t)
-	harnesstest.Conformance(t, "conformance.profile.yaml", "conformance.modelstub.yaml", path, "malformed-output")
+	harnesstest.Conformance(t, "packages/nvidia.fabric.pi-rpc/conformance.profile.yaml", "packages/nvidia.fabric.pi-rpc/conformance.modelstub.yaml", path, "malformed-output")
 }

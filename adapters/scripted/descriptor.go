@@ -6,9 +6,9 @@ import _ "embed"
 // protocol v2; DescriptorV1 is the same adapter on the upstream-compatible
 // v1 protocol (id fabric.scripted.v1).
 var (
-	//go:embed scripted.fabric-adapter.json
+	//go:embed packages/fabric.scripted/scripted.fabric-adapter.json
 	Descriptor []byte
-	//go:embed scripted-v1.fabric-adapter.json
+	//go:embed packages/fabric.scripted.v1/scripted-v1.fabric-adapter.json
 	DescriptorV1 []byte
 )
 

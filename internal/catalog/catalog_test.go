@@ -185,7 +185,7 @@ func FuzzLoadDescriptor(f *testing.F) {
 	f.Add([]byte(desc("a")))
 	f.Add([]byte(`{"contract_version":"fabric.adapter/v1alpha1","adapter_id":"a","harness":"h","adapter_kind":"python"}`))
 	f.Add([]byte(`{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"a","adapter_kind":"process","settings_schema":{"type":"object","properties":{"x":{"$ref":"#/$defs/y"}},"$defs":{"y":{"type":"string"}}}}`))
-	if data, err := os.ReadFile("../../adapters/scripted/scripted.fabric-adapter.json"); err == nil {
+	if data, err := os.ReadFile("../../adapters/scripted/packages/fabric.scripted/scripted.fabric-adapter.json"); err == nil {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -60,21 +60,51 @@ type Manifest struct {
 	Entries []Entry `json:"entries"`
 }
 
-// Options tune Take.
+// Options tune Take and TakeFS.
 type Options struct {
 	// Ignore lists more paths to leave out, as in IgnoreFile.
 	Ignore []string
 	// NoIgnoreFile does not read the root's IgnoreFile.
 	NoIgnoreFile bool
+	// CanonicalModes records every file as 0644, every directory as 0755
+	// and every symlink as 0777 instead of their permission bits, so that
+	// a tree embedded in a binary (whose files carry no modes) has the
+	// digest of the same tree on disk. A package digest uses it.
+	CanonicalModes bool
 }
+
+// Canonical modes (Options.CanonicalModes).
+const (
+	CanonicalFileMode    fs.FileMode = 0o644
+	CanonicalDirMode     fs.FileMode = 0o755
+	CanonicalSymlinkMode fs.FileMode = 0o777
+)
 
 // Take walks root (which must be a directory; symlinks below it are
 // recorded, not followed) and returns its manifest. Anything that is not a
 // regular file, directory or symlink is an error naming it.
 func Take(root string, opts Options) (*Manifest, error) {
+	info, err := os.Stat(root)
+	if err != nil {
+		return nil, err
+	}
+	if !info.IsDir() {
+		return nil, fmt.Errorf("treemanifest: %s is not a directory", root)
+	}
+	return take(os.DirFS(root), root, opts)
+}
+
+// TakeFS is Take over the root of fsys (an embedded tree, say). A symlink
+// is recorded when fsys reports one and implements fs.ReadLinkFS.
+func TakeFS(fsys fs.FS, opts Options) (*Manifest, error) {
+	return take(fsys, "", opts)
+}
+
+// take walks fsys; root names it in errors.
+func take(fsys fs.FS, root string, opts Options) (*Manifest, error) {
 	ignore := slices.Clone(opts.Ignore)
 	if !opts.NoIgnoreFile {
-		more, err := readIgnore(filepath.Join(root, IgnoreFile))
+		more, err := readIgnore(fsys)
 		if err != nil {
 			return nil, err
 		}
@@ -84,25 +114,26 @@ func Take(root string, opts Options) (*Manifest, error) {
 	for _, p := range ignore {
 		skip[path.Clean(strings.TrimSuffix(p, "/"))] = true
 	}
-	m := &Manifest{}
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	named := func(rel string) string {
+		if root == "" {
+			return rel
 		}
-		rel, err := filepath.Rel(root, p)
+		return filepath.Join(root, filepath.FromSlash(rel))
+	}
+	m := &Manifest{}
+	err := fs.WalkDir(fsys, ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		if rel == "." {
 			if !d.IsDir() {
-				return fmt.Errorf("treemanifest: %s is not a directory", root)
+				return fmt.Errorf("treemanifest: %s is not a directory", named(rel))
 			}
 			return nil
 		}
-		rel = filepath.ToSlash(rel)
 		if skip[rel] {
 			if d.IsDir() {
-				return filepath.SkipDir
+				return fs.SkipDir
 			}
 			return nil
 		}
@@ -114,18 +145,27 @@ func Take(root string, opts Options) (*Manifest, error) {
 		switch {
 		case info.Mode().IsRegular():
 			e.Type, e.Size = "file", info.Size()
-			if e.SHA256, err = fileSHA256(p); err != nil {
+			if e.SHA256, err = fileSHA256(fsys, rel, named(rel)); err != nil {
 				return err
+			}
+			if opts.CanonicalModes {
+				e.Mode = CanonicalFileMode
 			}
 		case info.IsDir():
 			e.Type = "dir"
+			if opts.CanonicalModes {
+				e.Mode = CanonicalDirMode
+			}
 		case info.Mode()&fs.ModeSymlink != 0:
 			e.Type = "symlink"
-			if e.Link, err = os.Readlink(p); err != nil {
+			if e.Link, err = fs.ReadLink(fsys, rel); err != nil {
 				return err
 			}
+			if opts.CanonicalModes {
+				e.Mode = CanonicalSymlinkMode
+			}
 		default:
-			return fmt.Errorf("treemanifest: %s: unsupported file type %v", p, info.Mode().Type())
+			return fmt.Errorf("treemanifest: %s: unsupported file type %v", named(rel), info.Mode().Type())
 		}
 		m.Entries = append(m.Entries, e)
 		return nil
@@ -137,8 +177,8 @@ func Take(root string, opts Options) (*Manifest, error) {
 	return m, nil
 }
 
-func readIgnore(p string) ([]string, error) {
-	f, err := os.Open(p)
+func readIgnore(fsys fs.FS) ([]string, error) {
+	f, err := fsys.Open(IgnoreFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -158,15 +198,15 @@ func readIgnore(p string) ([]string, error) {
 	return out, sc.Err()
 }
 
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
+func fileSHA256(fsys fs.FS, rel, name string) (string, error) {
+	f, err := fsys.Open(rel)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("treemanifest: %s: %w", p, err)
+		return "", fmt.Errorf("treemanifest: %s: %w", name, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

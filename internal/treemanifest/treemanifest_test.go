@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 )
 
@@ -122,5 +123,56 @@ func TestNotADirectory(t *testing.T) {
 	os.WriteFile(f, nil, 0o644)
 	if _, err := Take(f, Options{}); err == nil {
 		t.Error("a file was taken as a tree")
+	}
+}
+
+func TestTakeFSWithCanonicalModesMatchesDisk(t *testing.T) {
+	files := map[string]string{"a.json": "{}", "bin/run": "#!/bin/sh\n", "docs/x.md": "x", IgnoreFile: "scratch\n", "scratch/tmp": "t"}
+	root := tree(t, files)
+	// Modes on disk that an embedded tree does not carry.
+	if err := os.Chmod(filepath.Join(root, "bin/run"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(root, "docs"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	mapfs := fstest.MapFS{}
+	for p, body := range files {
+		mapfs[p] = &fstest.MapFile{Data: []byte(body), Mode: 0o444}
+	}
+	canon := Options{CanonicalModes: true}
+	disk, err := Take(root, canon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	embedded, err := TakeFS(mapfs, canon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if disk.Digest() != embedded.Digest() {
+		t.Errorf("canonical modes: disk %s != fs %s\n%s---\n%s", disk.Digest(), embedded.Digest(), disk.Lines(), embedded.Lines())
+	}
+	if strings.Contains(disk.Lines(), "scratch") {
+		t.Errorf("the ignore file was not honoured:\n%s", disk.Lines())
+	}
+	plainDisk, err := Take(root, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plainFS, err := TakeFS(mapfs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plainDisk.Digest() == plainFS.Digest() {
+		t.Error("without canonical modes the modes were not recorded")
+	}
+	// Canonical modes still see content.
+	mapfs["docs/x.md"] = &fstest.MapFile{Data: []byte("y")}
+	changed, err := TakeFS(mapfs, canon)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if changed.Digest() == embedded.Digest() {
+		t.Error("a content change under canonical modes changed nothing")
 	}
 }

@@ -33,11 +33,11 @@ func TestConformance(t *testing.T) {
 }
 
 func runConformance(t *testing.T, path, only []string) {
-	profile, err := conformance.LoadProfile(filepath.Join("..", "conformance.profile.yaml"))
+	profile, err := conformance.LoadProfile(filepath.Join("..", "packages", "nvidia.fabric.openclaw", "conformance.profile.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := modelstub.LoadScript(filepath.Join("..", "conformance.modelstub.yaml"))
+	script, err := modelstub.LoadScript(filepath.Join("..", "packages", "nvidia.fabric.openclaw", "conformance.modelstub.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,11 +32,11 @@ func TestConformance(t *testing.T) {
 	if v := os.Getenv("FABRIC_CONFORMANCE_ONLY"); v != "" {
 		only = strings.Split(v, ",")
 	}
-	profile, err := conformance.LoadProfile(filepath.Join("..", "conformance.profile.yaml"))
+	profile, err := conformance.LoadProfile(filepath.Join("..", "packages", "nvidia.fabric.opencode", "conformance.profile.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	script, err := modelstub.LoadScript(filepath.Join("..", "conformance.modelstub.yaml"))
+	script, err := modelstub.LoadScript(filepath.Join("..", "packages", "nvidia.fabric.opencode", "conformance.modelstub.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

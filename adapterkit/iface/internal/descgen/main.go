@@ -1,6 +1,6 @@
 // Command descgen writes the interfaces contract's settings fragment into
 // every descriptor that declares interfaces (S8): each
-// <dir>/*/*.fabric-adapter.json given on the command line. Run it through
+// <dir>/*/packages/*/*.fabric-adapter.json given on the command line. Run it through
 // `go generate ./adapterkit/iface`.
 package main
 
@@ -20,7 +20,7 @@ func main() {
 	}
 	failed := false
 	for _, dir := range os.Args[1:] {
-		files, err := filepath.Glob(filepath.Join(dir, "*", "*.fabric-adapter.json"))
+		files, err := filepath.Glob(filepath.Join(dir, "*", "packages", "*", "*.fabric-adapter.json"))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
