@@ -59,6 +59,8 @@ func All() []Doc {
 		{"batch", "BatchSpec", "A batch of tasks x agent configs x repeats (fabric.batch/v1alpha1).", reflect.TypeFor[contract.BatchSpec]()},
 		{"batch-trial", "BatchTrial", "One trial's record of a batch (trial.json).", reflect.TypeFor[contract.BatchTrial]()},
 		{"batch-summary", "BatchSummary", "What a batch's trial records add up to (summary.json).", reflect.TypeFor[contract.BatchSummary]()},
+		{"support-catalog", "SupportCatalog", "One signed, hash-chained version of the support catalog (fabric.catalog/v1alpha1).", reflect.TypeFor[contract.SupportCatalog]()},
+		{"trust", "Trust", "The support catalog's root of trust: keys, roles and thresholds (fabric.trust/v1alpha1).", reflect.TypeFor[contract.Trust]()},
 	}
 }
 
