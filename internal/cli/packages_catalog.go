@@ -554,18 +554,30 @@ func baseCatalog(ctx context.Context, since, dir string) (fs.FS, string, error) 
 	if err != nil {
 		return nil, "", fmt.Errorf("--since %s: not a directory, and %s is not in a git checkout: %v", since, dir, err)
 	}
-	rel, err := filepath.Rel(strings.TrimSpace(string(top)), abs)
+	root := strings.TrimSpace(string(top))
+	rel, err := filepath.Rel(root, abs)
 	if err != nil {
 		return nil, "", err
 	}
+	rel = filepath.ToSlash(rel)
+	m := fstest.MapFS{}
+	label := since + ":" + rel
+	// A revision without the catalog directory is an empty base: the
+	// catalog is new.
+	listed, err := exec.CommandContext(ctx, "git", "-C", root, "ls-tree", "-d", since, "--", rel).Output()
+	if err != nil {
+		return nil, "", fmt.Errorf("--since %s: not a directory nor a git revision: %v", since, err)
+	}
+	if len(bytes.TrimSpace(listed)) == 0 {
+		return m, label, nil
+	}
 	var stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, "git", "-C", abs, "archive", "--format=tar", since, "--", ".")
+	cmd := exec.CommandContext(ctx, "git", "-C", root, "archive", "--format=tar", since, "--", rel)
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
 		return nil, "", fmt.Errorf("--since %s: git archive of %s: %v: %s", since, rel, err, strings.TrimSpace(stderr.String()))
 	}
-	m := fstest.MapFS{}
 	tr := tar.NewReader(bytes.NewReader(out))
 	for {
 		h, err := tr.Next()
@@ -582,9 +594,11 @@ func baseCatalog(ctx context.Context, since, dir string) (fs.FS, string, error) 
 		if err != nil {
 			return nil, "", err
 		}
-		m[strings.TrimPrefix(h.Name, "./")] = &fstest.MapFile{Data: b, Mode: 0o644}
+		if name, ok := strings.CutPrefix(h.Name, rel+"/"); ok {
+			m[name] = &fstest.MapFile{Data: b, Mode: 0o644}
+		}
 	}
-	return m, since + ":" + rel, nil
+	return m, label, nil
 }
 
 func (a *app) packagesStatusCommand() *cobra.Command {

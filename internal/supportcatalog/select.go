@@ -63,8 +63,18 @@ func (e *SelectionError) Error() string {
 }
 
 // Info converts the error to the ErrorInfo of a plan result.
-func (e *SelectionError) Info() *contract.ErrorInfo {
-	return &contract.ErrorInfo{Stage: contract.StagePlan, Code: e.Code, Message: e.Error(), Metadata: map[string]any{"package": e.Request, "alternatives": e.Alternatives}}
+func (e *SelectionError) Info() *contract.ErrorInfo { return e.config().Info() }
+
+// Unwrap is the error as the contract.ConfigError (stage plan) callers
+// report, so errors.As and fabric.ErrorInfo find it.
+func (e *SelectionError) Unwrap() error { return e.config() }
+
+func (e *SelectionError) config() *contract.ConfigError {
+	alts := e.Alternatives
+	if alts == nil {
+		alts = []string{}
+	}
+	return &contract.ConfigError{Failure: contract.Failure{Stage: contract.StagePlan, Code: e.Code, Message: e.Error(), Metadata: map[string]any{"package": e.Request, "alternatives": alts}}}
 }
 
 // Select decides which entry of c the request may run, or why none: it

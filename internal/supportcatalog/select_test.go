@@ -128,8 +128,9 @@ func TestSelect(t *testing.T) {
 			if len(se.Alternatives) > 0 && !strings.Contains(err.Error(), "selectable: "+strings.Join(se.Alternatives, ", ")) {
 				t.Errorf("message %q does not list the alternatives", err)
 			}
-			if info := se.Info(); info.Code != tc.code || info.Stage != contract.StagePlan {
-				t.Errorf("info %+v", info)
+			var ce *contract.ConfigError
+			if info := se.Info(); info.Code != tc.code || info.Stage != contract.StagePlan || !errors.As(err, &ce) || ce.Code != tc.code {
+				t.Errorf("info %+v, config error %v", info, ce)
 			}
 		})
 	}
