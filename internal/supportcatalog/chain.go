@@ -151,9 +151,10 @@ func Load(ctx context.Context, fsys fs.FS, dir string, opts Options) (*Catalog, 
 		if err := CheckTransition(prev, v); err != nil {
 			return nil, err
 		}
+		// The newest version is always checked.
 		from := opts.SignaturesFrom
-		if from == 0 {
-			from = serials[len(serials)-1]
+		if last := serials[len(serials)-1]; from == 0 || from > last {
+			from = last
 		}
 		if n >= from {
 			sig, err := fs.ReadFile(fsys, SigPath(n))

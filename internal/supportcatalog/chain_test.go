@@ -61,6 +61,7 @@ func TestLoadChain(t *testing.T) {
 		}, Options{}, CodeCatalogUntrusted, "serial 3 in file 000004.json"},
 		{"expired", func(f *fixture) {}, Options{Now: now.AddDate(0, 4, 0)}, CodeCatalogUntrusted, "expired"},
 		{"unsigned", func(f *fixture) { os.Remove(filepath.Join(f.dir, SigPath(3))) }, Options{}, CodeCatalogUntrusted, "catalog sign 3"},
+		{"unsigned, SignaturesFrom past the newest", func(f *fixture) { os.Remove(filepath.Join(f.dir, SigPath(3))) }, Options{SignaturesFrom: 9}, CodeCatalogUntrusted, "catalog sign 3"},
 		{"signed by a key in no role", func(f *fixture) { f.add(f.next(), f.extra) }, Options{}, CodeCatalogUntrusted, "0 distinct catalog keys"},
 		{"signed by a publisher key", func(f *fixture) { f.add(f.next(), f.keys[RolePublisher][0]) }, Options{}, CodeCatalogUntrusted, "publisher can never sign"},
 		{"signed by a qualifier key", func(f *fixture) { f.add(f.next(), f.keys[RoleQualifier][0]) }, Options{}, CodeCatalogUntrusted, "0 distinct catalog keys"},

@@ -65,12 +65,14 @@ func CheckTransition(prev, next *Version) error {
 			return untrusted(next.Path, "entry %s: %v", n.Entry, err)
 		}
 	}
+	// A default names a supported entry. One whose entry was since
+	// revoked or superseded may stay (selection then refuses it and
+	// lists the alternatives); any other state change moves the default.
 	for _, id := range slices.Sorted(mapKeys(next.Doc.Defaults)) {
 		name := next.Doc.Defaults[id]
-		if oldDefaults[id] == name {
-			continue
-		}
-		if st := next.Entry(name).State; st != contract.StateSupported {
+		st := next.Entry(name).State
+		kept := oldDefaults[id] == name && (st == contract.StateRevoked || st == contract.StateSuperseded)
+		if st != contract.StateSupported && !kept {
 			return untrusted(next.Path, "defaults.%s: %s is %s; only a supported entry can be a default", id, name, st)
 		}
 	}

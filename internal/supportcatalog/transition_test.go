@@ -20,6 +20,7 @@ func withEntry(t *testing.T, from string) *fixture {
 	v.Entries[1] = f.entry("fabric.scripted", "2", contract.StateSupported)
 	v.Entries[1].Receipts = f.next().Entries[1].Receipts
 	v.Entries[1].Since = f.next().Entries[1].Since
+	v.Defaults["fabric.scripted"] = "fabric.scripted@2"
 	if from != contract.StateCandidate {
 		e := f.entry("fabric.scripted", "1", from)
 		e.Receipts = v.Entries[0].Receipts
@@ -101,6 +102,9 @@ func TestTransitions(t *testing.T) {
 		{"compatible without requalify_by", contract.StateCandidate, func(f *fixture, d *contract.SupportCatalog) { d.Entries[0].State = contract.StateCompatible }, "requalify_by is required"},
 		{"a digest edited", contract.StateSupported, func(f *fixture, d *contract.SupportCatalog) { d.Entries[0].PackageDigest.SHA256 = hexOf('9') }, "fixed once listed"},
 		{"an entry removed", contract.StateSupported, func(f *fixture, d *contract.SupportCatalog) { d.Entries = d.Entries[1:] }, "entries are never removed"},
+		{"a default demoted to compatible", contract.StateSupported, func(f *fixture, d *contract.SupportCatalog) {
+			d.Entries[1].State, d.Entries[1].Reason = contract.StateCompatible, "flaky"
+		}, "only a supported entry can be a default"},
 		{"a default naming a candidate", contract.StateCandidate, func(f *fixture, d *contract.SupportCatalog) { d.Defaults["fabric.scripted"] = "fabric.scripted@1" }, "only a supported entry can be a default"},
 		{"a revocation without evidence", contract.StateSupported, func(f *fixture, d *contract.SupportCatalog) {
 			d.Entries[0].State, d.Entries[0].Revocation = contract.StateRevoked, &contract.CatalogRevocation{Reason: "security", Running: contract.RunningStop}
@@ -141,8 +145,13 @@ func TestRevokerOnly(t *testing.T) {
 		{"revocations only", revoke, true},
 		{"revoke and promote", func(d *contract.SupportCatalog) {
 			revoke(d)
-			d.Entries[1].State = contract.StateSupported
+			d.Entries[2].State, d.Entries[2].RequalifyBy = contract.StateCompatible, "2027-06-01"
 		}, false},
+		{"revoke the default", func(d *contract.SupportCatalog) {
+			revoke(d)
+			d.Entries[1].State, d.Entries[1].Since = contract.StateRevoked, "2026-12-02"
+			d.Entries[1].Revocation = d.Entries[0].Revocation
+		}, true},
 		{"revoke and requalify", func(d *contract.SupportCatalog) {
 			revoke(d)
 			d.Entries[1].RequalifyBy = "2028-01-01"
@@ -160,11 +169,7 @@ func TestRevokerOnly(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := withEntry(t, contract.StateCompatible)
 			d := f.next()
-			d.Defaults["fabric.scripted"] = "fabric.scripted@2"
-			f.add(d, f.catalogKey())
-			d = f.next()
-			d.Entries[1].State = contract.StateCompatible
-			d.Entries[1].Reason = "x"
+			d.Entries = append(d.Entries, f.entry("fabric.scripted", "3", contract.StateCandidate))
 			f.add(d, f.catalogKey())
 			d = f.next()
 			tc.edit(&d)
