@@ -301,7 +301,7 @@ func latestVersion(dir string) (*sc.Version, error) {
 
 func (a *app) catalogProposeCommand() *cobra.Command {
 	var dir, add, promote, state, reason, requalifyBy, supersede, by, sunset, revoke, running, expires string
-	var evidence, defaults []string
+	var evidence, defaults, receipts []string
 	cmd := &cobra.Command{
 		Use:   "propose --dir DIR (--add FILE.json | --promote ENTRY --state S | --supersede ENTRY --by ENTRY --sunset DATE | --revoke ENTRY --reason R --running P --evidence SHA256 | --default ID=ENTRY)",
 		Short: "Write catalog version N+1, unsigned, after checking the transition from N",
@@ -348,6 +348,22 @@ func (a *app) catalogProposeCommand() *cobra.Command {
 				}
 				if e.Since == "" {
 					e.Since = today
+				}
+				for _, r := range receipts {
+					plat, file, ok := strings.Cut(r, "=")
+					if !ok {
+						return &exitError{code: ExitUsage, err: fmt.Errorf("--receipt %q: want PLATFORM=FILE", r)}
+					}
+					sum, err := storeReceipt(dir, file)
+					if err != nil {
+						return a.failure(err)
+					}
+					if e.Receipts == nil {
+						e.Receipts = map[string]contract.CatalogReceipt{}
+					}
+					rc := e.Receipts[plat]
+					rc.SHA256 = sum
+					e.Receipts[plat] = rc
 				}
 				doc.Entries = append(doc.Entries, e)
 			}
@@ -420,6 +436,7 @@ func (a *app) catalogProposeCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&dir, "dir", "", "catalog directory")
 	f.StringVar(&add, "add", "", "catalog entry (JSON) to list as a candidate")
+	f.StringArrayVar(&receipts, "receipt", nil, "with --add: PLATFORM=FILE, a receipt envelope to copy into receipts/ and cite (repeatable)")
 	f.StringVar(&promote, "promote", "", "entry to move to --state")
 	f.StringVar(&state, "state", "", "with --promote: compatible or supported")
 	f.StringVar(&reason, "reason", "", "why: required for supported -> compatible and for --revoke (security, digest_mismatch, receipt_invalid, upstream_yanked, key_compromise, contract_broken)")
@@ -434,6 +451,25 @@ func (a *app) catalogProposeCommand() *cobra.Command {
 	f.StringVar(&expires, "expires", "", "when the new version expires (default: as version N)")
 	_ = cmd.MarkFlagRequired("dir")
 	return cmd
+}
+
+// storeReceipt copies a receipt envelope into dir's receipts/, named by
+// its sha256, and returns the digest. A receipt already there must have
+// the same bytes (it always has: the name is the digest).
+func storeReceipt(dir, file string) (string, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256Hex(data)
+	p := filepath.Join(dir, sc.ReceiptPath(sum))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return "", err
+	}
+	if err := writeNew(p, data, 0o644); err != nil && !errors.Is(err, fs.ErrExist) {
+		return "", err
+	}
+	return sum, nil
 }
 
 func (a *app) catalogSignCommand() *cobra.Command {

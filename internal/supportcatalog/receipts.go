@@ -9,7 +9,9 @@ import (
 
 // ReceiptVerifier verifies one qualification receipt envelope cited by a
 // catalog entry: its signature by the qualifier role, its subjects
-// against the entry's digests, its platform and its verdict. The caller
+// against the entry's digests, its platform and its verdict, and, when
+// the entry's receipt says observed_all, that every item with an
+// observable postcondition was observed and agreed. The caller
 // passes one (the qualification package has it); this package only
 // checks that the file exists and has the digest the entry cites.
 type ReceiptVerifier interface {
