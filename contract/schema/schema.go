@@ -60,6 +60,8 @@ func All() []Doc {
 		{"batch-trial", "BatchTrial", "One trial's record of a batch (trial.json).", reflect.TypeFor[contract.BatchTrial]()},
 		{"batch-summary", "BatchSummary", "What a batch's trial records add up to (summary.json).", reflect.TypeFor[contract.BatchSummary]()},
 		{"runtime-package", "PackageDescriptor", "A runtime package descriptor (fabric-package.json, fabric.package/v1alpha1).", reflect.TypeFor[contract.PackageDescriptor]()},
+		{"support-catalog", "SupportCatalog", "One signed, hash-chained version of the support catalog (fabric.catalog/v1alpha1).", reflect.TypeFor[contract.SupportCatalog]()},
+		{"trust", "Trust", "The support catalog's root of trust: keys, roles and thresholds (fabric.trust/v1alpha1).", reflect.TypeFor[contract.Trust]()},
 	}
 }
 

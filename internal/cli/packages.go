@@ -13,6 +13,7 @@ func (a *app) packagesCommand() *cobra.Command {
 	for _, sub := range [][]*cobra.Command{
 		// one line per packages_*.go file
 		a.packagesReadCommands(), // packages_read.go: digest, show, list, verify
+		a.packagesCatalogCommands(),
 	} {
 		cmd.AddCommand(sub...)
 	}
