@@ -9,9 +9,13 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/internal/pkgop"
 )
 
 func TestMain(m *testing.M) {
+	if served, code := pkgop.MaybeServeSandbox(); served {
+		os.Exit(code)
+	}
 	if served, code := fabric.ServeBuiltinHost(); served {
 		os.Exit(code)
 	}
