@@ -53,6 +53,8 @@ func TestScripts(t *testing.T) {
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
+			case "landlock":
+				return pkgop.LandlockABI() > 0, nil
 			case "upstream":
 				_, err := os.Stat(filepath.Join(root, "harnesses", "node_modules", "nemo-fabric-adapters-pi"))
 				return err == nil, nil

@@ -68,10 +68,6 @@ func restrictAndExec(spec sandboxSpec, env []string) error {
 	case abi == 2:
 		handled = writeABI2
 	}
-	path, err := lookPath(spec.Argv[0], env)
-	if err != nil {
-		return err
-	}
 	attr := rulesetAttr{handledAccessFS: handled}
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
 	if errno != 0 {
@@ -95,8 +91,12 @@ func restrictAndExec(spec sandboxSpec, env []string) error {
 		return fmt.Errorf("landlock_restrict_self: %w", errno)
 	}
 	unix.Close(ruleset)
-	if err := syscall.Exec(path, spec.Argv, env); err != nil {
-		return fmt.Errorf("exec %s: %w", path, err)
+	if _, err := unix.Write(3, []byte(sandboxApplied)); err != nil {
+		return fmt.Errorf("tell the parent the sandbox is applied: %w", err)
+	}
+	unix.Close(3)
+	if err := syscall.Exec(spec.Path, spec.Argv, env); err != nil {
+		return fmt.Errorf("exec %s: %w", spec.Path, err)
 	}
 	return nil
 }

@@ -30,6 +30,7 @@ const (
 	CodeMutatedState = "operation_mutated_state"
 	CodeFailed       = "operation_failed"
 	CodeWatchFailed  = "operation_watch_failed"
+	CodeSandbox      = "operation_sandbox_failed"
 )
 
 // Stage is the Stage of every error Run returns.
@@ -145,8 +146,26 @@ func Run(ctx context.Context, op contract.PackageOperation, env Env, opts Option
 		return nil, fail(CodeInvalid, fmt.Sprintf("operation %q cannot be started", op.ID), nil, err)
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// The sandbox says on fd 3 that it applied Landlock, so that a binary
+	// that does not serve the sandbox cannot pass for one.
+	var applied *os.File
+	if abi > 0 {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return nil, fail(CodeSandbox, "cannot make the sandbox's pipe", nil, err)
+		}
+		defer r.Close()
+		applied, cmd.ExtraFiles = r, []*os.File{w}
+		defer w.Close()
+	}
 	start := time.Now()
-	runErr := cmd.Run()
+	runErr := cmd.Start()
+	if runErr == nil {
+		for _, f := range cmd.ExtraFiles {
+			f.Close()
+		}
+		runErr = cmd.Wait()
+	}
 	res.DurationMS = float64(time.Since(start).Microseconds()) / 1000
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
@@ -171,6 +190,17 @@ func Run(ctx context.Context, op contract.PackageOperation, env Env, opts Option
 		res.Tainted = true
 		md := map[string]any{"operation": op.ID, "mode": op.Mode, "enforcement": res.Enforcement, "changes": changeList(res.Violations)}
 		return res, fail(CodeMutatedState, fmt.Sprintf("%s operation %q changed %s outside its declared writes", op.Mode, op.ID, describe(res.Violations)), md, nil)
+	}
+	if applied != nil {
+		ack, _ := io.ReadAll(applied) // every write end is closed by now
+		failed := runErr != nil && bytes.HasPrefix(stderr.buf.Bytes(), []byte(sandboxFailure))
+		if string(ack) != sandboxApplied || failed {
+			msg := fmt.Sprintf("operation %q: %s did not apply the sandbox (it must call pkgop.MaybeServeSandbox first in main)", op.ID, cmd.Path)
+			if failed {
+				msg = fmt.Sprintf("operation %q: %s", op.ID, firstLine(stderr.buf.String()))
+			}
+			return res, fail(CodeSandbox, msg, map[string]any{"operation": op.ID}, nil)
+		}
 	}
 	if runErr != nil && abi > 0 && deniedWrite(stderr.buf.Bytes()) {
 		res.Attempt = true
@@ -320,6 +350,10 @@ func fileSHA256(p string) (string, error) {
 // argv itself.
 func command(ctx context.Context, op contract.PackageOperation, env Env, opts Options, abi int, writes []string, tmp string) (*exec.Cmd, error) {
 	environ := append(slices.Clone(env.Environ), "TMPDIR="+tmp)
+	path, err := lookPath(op.Argv[0], environ)
+	if err != nil {
+		return nil, err
+	}
 	var cmd *exec.Cmd
 	if abi > 0 {
 		self := opts.Executable
@@ -329,17 +363,13 @@ func command(ctx context.Context, op contract.PackageOperation, env Env, opts Op
 				return nil, err
 			}
 		}
-		spec, err := json.Marshal(sandboxSpec{Argv: op.Argv, Writable: append(slices.Clone(writes), tmp)})
+		spec, err := json.Marshal(sandboxSpec{Path: path, Argv: op.Argv, Writable: append(slices.Clone(writes), tmp)})
 		if err != nil {
 			return nil, err
 		}
 		cmd = exec.CommandContext(ctx, self)
 		environ = append(environ, envSandbox+"="+string(spec))
 	} else {
-		path, err := lookPath(op.Argv[0], environ)
-		if err != nil {
-			return nil, err
-		}
 		cmd = exec.CommandContext(ctx, path, op.Argv[1:]...)
 		cmd.Args[0] = op.Argv[0]
 	}
@@ -395,8 +425,12 @@ func describe(cs []treemanifest.Change) string {
 	return strings.Join(l, ", ")
 }
 
+// firstLine is the first line of s, at most 200 bytes of it.
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
 	return s
 }
 

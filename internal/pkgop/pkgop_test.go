@@ -218,6 +218,17 @@ func TestOperations(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "a sandbox binary that does not serve the sandbox", landlock: true,
+			op:   contract.PackageOperation{ID: "show", Mode: "read", Argv: sh("echo hi")},
+			opts: Options{Executable: truePath()},
+			code: CodeSandbox,
+			check: func(t *testing.T, env Env, res *Result) {
+				if res.Stdout != "" || res.ExitCode != 0 {
+					t.Errorf("stdout %q exit %d", res.Stdout, res.ExitCode)
+				}
+			},
+		},
 		{name: "read declaring writes", op: contract.PackageOperation{ID: "x", Mode: "read", Writes: []string{"config"}, Argv: sh("true")}, code: CodeInvalid},
 		{name: "writes an undeclared state path", op: contract.PackageOperation{ID: "x", Mode: "configure", Writes: []string{"nope"}, Argv: sh("true")}, code: CodeInvalid},
 		{name: "unknown mode", op: contract.PackageOperation{ID: "x", Mode: "write", Argv: sh("true")}, code: CodeInvalid},
@@ -252,6 +263,14 @@ func TestOperations(t *testing.T) {
 			}
 		})
 	}
+}
+
+func truePath() string {
+	p, err := lookPath("true", []string{"PATH=" + os.Getenv("PATH")})
+	if err != nil {
+		return "/bin/true"
+	}
+	return p
 }
 
 func TestOutputLimit(t *testing.T) {

@@ -11,8 +11,17 @@ import (
 // value is the sandboxSpec as JSON.
 const envSandbox = "FABRIC_PKGOP_SANDBOX"
 
+// sandboxFailure starts the sandbox's own error output, so that Run tells
+// a sandbox that could not be set up from an operation that failed.
+const sandboxFailure = "fabric: package operation sandbox: "
+
+// sandboxApplied is what the sandbox writes on fd 3 (then closes it) once
+// Landlock is in force, just before it execs the operation.
+const sandboxApplied = "landlock applied\n"
+
 // sandboxSpec is what the sandbox child applies before it execs Argv.
 type sandboxSpec struct {
+	Path string   `json:"path"` // Argv[0] as found on the operation's PATH
 	Argv []string `json:"argv"`
 	// Writable are the paths write rights are granted beneath: the
 	// declared writes and the private temp dir. A missing one is granted
@@ -33,8 +42,8 @@ func MaybeServeSandbox() (served bool, exitCode int) {
 		return false, 0
 	}
 	var spec sandboxSpec
-	if err := json.Unmarshal([]byte(raw), &spec); err != nil || len(spec.Argv) == 0 {
-		fmt.Fprintf(os.Stderr, "fabric: package operation sandbox: bad %s: %v\n", envSandbox, err)
+	if err := json.Unmarshal([]byte(raw), &spec); err != nil || len(spec.Argv) == 0 || spec.Path == "" {
+		fmt.Fprintf(os.Stderr, "%sbad %s: %v\n", sandboxFailure, envSandbox, err)
 		return true, 126
 	}
 	env := make([]string, 0, len(os.Environ()))
@@ -44,6 +53,11 @@ func MaybeServeSandbox() (served bool, exitCode int) {
 		}
 	}
 	err := restrictAndExec(spec, env)
-	fmt.Fprintf(os.Stderr, "fabric: package operation sandbox: %v\n", err)
+	fmt.Fprintf(os.Stderr, "%s%v\n", sandboxFailure, err)
 	return true, 126
 }
+
+// LandlockABI is the Landlock ABI version of this kernel, 0 without
+// Landlock (and off Linux): the N of Result.Enforcement "landlock-abi-N"
+// for an operation run here now.
+func LandlockABI() int { return landlockABI() }
