@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/fabric-runtime/fabric/contract"
@@ -306,5 +307,37 @@ func TestSnapshotSeesRootModeAndOverlap(t *testing.T) {
 	after, _ := Snapshot(roots)
 	if before.Digest() == after.Digest() {
 		t.Error("a root's chmod changed nothing")
+	}
+}
+
+// Cancelling the context kills the operation's whole process group (a
+// background child too), and the result says it failed.
+func TestCancelKillsTheOperation(t *testing.T) {
+	env := fixture(t)
+	fifo := filepath.Join(t.TempDir(), "started")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pid := make(chan string, 1)
+	go func() {
+		defer cancel()
+		b, _ := os.ReadFile(fifo) // until the operation has written its child's pid
+		pid <- strings.TrimSpace(string(b))
+	}()
+	op := contract.PackageOperation{ID: "hang", Mode: "configure", Argv: sh("sleep 300 & echo $! > " + fifo + "; wait")}
+	res, err := Run(ctx, op, env, Options{NoLandlock: true})
+	if code(err) != CodeFailed || res == nil || res.ExitCode == 0 {
+		t.Fatalf("code %q (%v), result %+v", code(err), err, res)
+	}
+	// Run returned once the stdout pipe closed, which the background
+	// sleep holds open: it must be gone (or a zombie) by now.
+	child := <-pid
+	stat, err := os.ReadFile("/proc/" + child + "/stat")
+	if err == nil {
+		if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 0 && f[0] != "Z" && f[0] != "X" {
+			t.Errorf("the operation's background child %s survived (state %s)", child, f[0])
+		}
 	}
 }
