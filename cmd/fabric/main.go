@@ -9,9 +9,15 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/internal/cli"
+	"github.com/fabric-runtime/fabric/internal/pkgop"
 )
 
 func main() {
+	// Fabric re-executes itself as the Landlock sandbox of a package's
+	// helper operation.
+	if served, code := pkgop.MaybeServeSandbox(); served {
+		os.Exit(code)
+	}
 	// Fabric re-executes itself as the host of its bundled adapters.
 	if served, code := fabric.ServeBuiltinHost(); served {
 		os.Exit(code)

@@ -9,9 +9,13 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/internal/pkgop"
 )
 
 func TestMain(m *testing.M) {
+	if served, code := pkgop.MaybeServeSandbox(); served {
+		os.Exit(code)
+	}
 	if served, code := fabric.ServeBuiltinHost(); served {
 		os.Exit(code)
 	}
@@ -49,6 +53,8 @@ func TestScripts(t *testing.T) {
 		},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
+			case "landlock":
+				return pkgop.LandlockABI() > 0, nil
 			case "upstream":
 				_, err := os.Stat(filepath.Join(root, "harnesses", "node_modules", "nemo-fabric-adapters-pi"))
 				return err == nil, nil

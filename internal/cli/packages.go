@@ -14,6 +14,7 @@ func (a *app) packagesCommand() *cobra.Command {
 		// one line per packages_*.go file
 		a.packagesReadCommands(), // packages_read.go: digest, show, list, verify
 		a.packagesCatalogCommands(),
+		a.packagesOpCommands(),
 	} {
 		cmd.AddCommand(sub...)
 	}

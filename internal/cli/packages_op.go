@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/pkgop"
+)
+
+// CodePackageUnreadable: the package given to `packages op run` has no
+// readable, valid descriptor, or its state paths do not resolve.
+const CodePackageUnreadable = "operation_package_unreadable"
+
+// packagesOpCommands are `fabric packages op run`.
+func (a *app) packagesOpCommands() []*cobra.Command {
+	op := &cobra.Command{Use: "op", Short: "Run a package's helper operations, held to their declared writes"}
+	var home string
+	var allow bool
+	var watch []string
+	run := &cobra.Command{
+		Use:   "run PACKAGE-DIR OP-ID",
+		Short: "Run one helper operation against the state paths under --home (read operations change nothing; configure operations only their writes)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir, desc, err := readPackage(args[0])
+			if err != nil {
+				return a.failure(err)
+			}
+			var found *contract.PackageOperation
+			var ids []string
+			for i := range desc.Operations {
+				ids = append(ids, desc.Operations[i].ID)
+				if desc.Operations[i].ID == args[1] {
+					found = &desc.Operations[i]
+				}
+			}
+			if found == nil {
+				return a.failure(opError(dir, fmt.Sprintf("package %s has no operation %q (it has: %s)", desc.Package.ID, args[1], strings.Join(ids, ", ")), nil))
+			}
+			if home, err = filepath.Abs(home); err != nil {
+				return a.failure(opError(dir, "--home", err))
+			}
+			paths, err := resolveStatePaths(desc.StatePaths, home)
+			if err != nil {
+				return a.failure(opError(filepath.Join(dir, contract.PackageDescriptorFile), err.Error(), nil))
+			}
+			env := pkgop.Env{Home: home, StatePaths: paths, Watch: []string{home, dir}, Environ: operationEnviron(home)}
+			for _, w := range watch {
+				abs, err := filepath.Abs(w)
+				if err != nil {
+					return a.failure(opError(w, "--watch", err))
+				}
+				env.Watch = append(env.Watch, abs)
+			}
+			res, runErr := pkgop.Run(cmd.Context(), *found, env, pkgop.Options{AllowUnenforcedRead: allow})
+			return a.operationResult(res, runErr)
+		},
+	}
+	run.Flags().StringVar(&home, "home", ".", "the runtime home the package's state paths resolve under (the operation's working directory and HOME)")
+	run.Flags().BoolVar(&allow, "allow-unenforced-read", false, "run a read operation where Landlock is unavailable, with detection only (the result says enforcement: none)")
+	run.Flags().StringArrayVar(&watch, "watch", nil, "another root to hold unchanged (the workspace, the artifact root); repeatable")
+	op.AddCommand(run)
+	return []*cobra.Command{op}
+}
+
+func opError(path, msg string, err error) error {
+	return &contract.ConfigError{Failure: contract.Failure{Stage: contract.StageConfig, Code: CodePackageUnreadable, Path: path, Message: msg, Err: err}}
+}
+
+// operationResult prints the result (JSON: status, result and errors;
+// text: the operation's output, then any error and violation on stderr).
+func (a *app) operationResult(res *pkgop.Result, err error) error {
+	if a.output != "text" {
+		out := map[string]any{"status": "ok"}
+		if res != nil {
+			out["result"] = res
+		}
+		if err != nil {
+			out["status"] = "failed"
+			out["errors"] = []*contract.ErrorInfo{fabric.ErrorInfo(err)}
+		}
+		_ = a.writeJSON(out)
+	} else {
+		if res != nil {
+			io.WriteString(a.stdio.Out, res.Stdout)
+			io.WriteString(a.stdio.Err, res.Stderr)
+		}
+		if err != nil {
+			fmt.Fprintln(a.stdio.Err, "error:", err)
+		}
+		if res != nil {
+			for _, c := range res.Violations {
+				fmt.Fprintln(a.stdio.Err, "  "+c.String())
+			}
+			fmt.Fprintln(a.stdio.Err, "enforcement:", res.Enforcement)
+		}
+	}
+	if err != nil {
+		return silentExit(ExitFailure)
+	}
+	return nil
+}
+
+// readPackage reads the descriptor of the package directory (or
+// descriptor file) arg: strict JSON, unknown fields refused.
+// replaced by pkgdesc.Load when it lands
+func readPackage(arg string) (string, *contract.PackageDescriptor, error) {
+	p, err := filepath.Abs(arg)
+	if err != nil {
+		return "", nil, opError(arg, "bad package path", err)
+	}
+	if info, err := os.Stat(p); err == nil && info.IsDir() {
+		p = filepath.Join(p, contract.PackageDescriptorFile)
+	} else if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, opError(arg, "no package directory or descriptor here (give the package's directory)", err)
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", nil, opError(p, "cannot read the package descriptor", err)
+	}
+	desc, err := decodeDescriptor(data)
+	if err != nil {
+		return "", nil, opError(p, err.Error(), nil)
+	}
+	return filepath.Dir(p), desc, nil
+}
+
+// decodeDescriptor is the strict JSON decode of a descriptor, with the
+// checks an operation run needs.
+// replaced by pkgdesc.Load when it lands
+func decodeDescriptor(data []byte) (*contract.PackageDescriptor, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var d contract.PackageDescriptor
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("invalid package descriptor: %w", err)
+	}
+	if dec.More() {
+		return nil, errors.New("invalid package descriptor: more than one JSON value")
+	}
+	if d.ContractVersion != contract.PackageV1Alpha1 {
+		return nil, fmt.Errorf("contract_version %q is not %s", d.ContractVersion, contract.PackageV1Alpha1)
+	}
+	if d.Package.ID == "" {
+		return nil, errors.New("package.id is missing")
+	}
+	return &d, nil
+}
+
+// resolveStatePaths maps each state path id to its absolute path under
+// home: "~/x" and "x" both mean home/x; a path that leaves home, or an id
+// given twice, is an error naming it.
+func resolveStatePaths(sps []contract.PackageStatePath, home string) (map[string]string, error) {
+	out := map[string]string{}
+	for i, sp := range sps {
+		field := fmt.Sprintf("state_paths[%d]", i)
+		if sp.ID == "" {
+			return nil, fmt.Errorf("%s.id is missing", field)
+		}
+		if _, dup := out[sp.ID]; dup {
+			return nil, fmt.Errorf("%s.id %q is declared twice", field, sp.ID)
+		}
+		rel := strings.TrimPrefix(sp.Path, "~/")
+		if rel == "" || !filepath.IsLocal(rel) || filepath.Clean(rel) == "." {
+			return nil, fmt.Errorf("%s.path %q must be relative to the runtime home (or ~/...) and stay inside it", field, sp.Path)
+		}
+		out[sp.ID] = filepath.Join(home, rel)
+	}
+	return out, nil
+}
+
+// operationEnviron is the little an operation gets: PATH and the locale
+// of this process, HOME set to the runtime home. Nothing else is passed,
+// so no credential of the caller reaches a helper.
+func operationEnviron(home string) []string {
+	env := []string{"HOME=" + home}
+	for _, k := range []string{"PATH", "LANG", "LC_ALL", "TZ"} {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}

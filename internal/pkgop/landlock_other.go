@@ -1,0 +1,11 @@
+//go:build !linux
+
+package pkgop
+
+import "errors"
+
+func landlockABI() int { return 0 }
+
+func restrictAndExec(sandboxSpec, []string) error {
+	return errors.New("Landlock is only available on Linux")
+}
