@@ -3,8 +3,6 @@ package pkgop
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -291,17 +289,14 @@ func within(p string, roots []string) bool {
 func Snapshot(roots []string) (*treemanifest.Manifest, error) {
 	seen := map[string]treemanifest.Entry{}
 	for _, root := range roots {
-		info, err := os.Lstat(root)
+		self, err := treemanifest.Stat(root, treemanifest.Options{})
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("pkgop: %w", err)
 		}
-		self := treemanifest.Entry{Path: filepath.ToSlash(root), Mode: info.Mode().Perm()}
-		switch {
-		case info.IsDir():
-			self.Type = "dir"
+		if self.Type == "dir" {
 			m, err := treemanifest.Take(root, treemanifest.Options{NoIgnoreFile: true})
 			if err != nil {
 				return nil, err
@@ -310,18 +305,6 @@ func Snapshot(roots []string) (*treemanifest.Manifest, error) {
 				e.Path = self.Path + "/" + e.Path
 				seen[e.Path] = e
 			}
-		case info.Mode().IsRegular():
-			self.Type, self.Size = "file", info.Size()
-			if self.SHA256, err = fileSHA256(root); err != nil {
-				return nil, err
-			}
-		case info.Mode()&fs.ModeSymlink != 0:
-			self.Type = "symlink"
-			if self.Link, err = os.Readlink(root); err != nil {
-				return nil, err
-			}
-		default:
-			return nil, fmt.Errorf("pkgop: %s: unsupported file type %v", root, info.Mode().Type())
 		}
 		seen[self.Path] = self
 	}
@@ -331,19 +314,6 @@ func Snapshot(roots []string) (*treemanifest.Manifest, error) {
 	}
 	slices.SortFunc(m.Entries, func(a, b treemanifest.Entry) int { return strings.Compare(a.Path, b.Path) })
 	return m, nil
-}
-
-func fileSHA256(p string) (string, error) {
-	f, err := os.Open(p)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // command builds the process: the sandbox child when enforcing, else the

@@ -13,6 +13,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -121,6 +122,7 @@ func take(fsys fs.FS, root string, opts Options) (*Manifest, error) {
 		return filepath.Join(root, filepath.FromSlash(rel))
 	}
 	m := &Manifest{}
+	hs := newHasher()
 	err := fs.WalkDir(fsys, ".", func(rel string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -145,7 +147,7 @@ func take(fsys fs.FS, root string, opts Options) (*Manifest, error) {
 		switch {
 		case info.Mode().IsRegular():
 			e.Type, e.Size = "file", info.Size()
-			if e.SHA256, err = fileSHA256(fsys, rel, named(rel)); err != nil {
+			if e.SHA256, err = hs.file(fsys, rel, named(rel)); err != nil {
 				return err
 			}
 			if opts.CanonicalModes {
@@ -198,17 +200,72 @@ func readIgnore(fsys fs.FS) ([]string, error) {
 	return out, sc.Err()
 }
 
-func fileSHA256(fsys fs.FS, rel, name string) (string, error) {
+// hasher hashes files with one buffer and one sha256 state, reused for
+// every file of a walk (a buffer per file was most of a walk's garbage).
+type hasher struct {
+	h   hash.Hash
+	buf []byte
+}
+
+func newHasher() *hasher { return &hasher{h: sha256.New(), buf: make([]byte, 32<<10)} }
+
+func (hs *hasher) file(fsys fs.FS, rel, name string) (string, error) {
 	f, err := fsys.Open(rel)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
+	hs.h.Reset()
+	// Only Read: a file's WriteTo or the hash's ReadFrom would bring their
+	// own buffers.
+	if _, err := io.CopyBuffer(writerOnly{hs.h}, readerOnly{f}, hs.buf); err != nil {
 		return "", fmt.Errorf("treemanifest: %s: %w", name, err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return hex.EncodeToString(hs.h.Sum(nil)), nil
+}
+
+type readerOnly struct{ io.Reader }
+type writerOnly struct{ io.Writer }
+
+// Stat is the entry of the one path p (a file, directory or symlink, not
+// followed), named by p itself: for a caller that watches single paths
+// beside whole trees. A directory's entry does not cover its contents.
+func Stat(p string, opts Options) (Entry, error) {
+	info, err := os.Lstat(p)
+	if err != nil {
+		return Entry{}, err
+	}
+	e := Entry{Path: filepath.ToSlash(p), Mode: info.Mode().Perm()}
+	switch {
+	case info.Mode().IsRegular():
+		e.Type, e.Size = "file", info.Size()
+		dir, base := filepath.Split(p)
+		if dir == "" {
+			dir = "."
+		}
+		if e.SHA256, err = newHasher().file(os.DirFS(dir), base, p); err != nil {
+			return Entry{}, err
+		}
+		if opts.CanonicalModes {
+			e.Mode = CanonicalFileMode
+		}
+	case info.IsDir():
+		e.Type = "dir"
+		if opts.CanonicalModes {
+			e.Mode = CanonicalDirMode
+		}
+	case info.Mode()&fs.ModeSymlink != 0:
+		e.Type = "symlink"
+		if e.Link, err = os.Readlink(p); err != nil {
+			return Entry{}, err
+		}
+		if opts.CanonicalModes {
+			e.Mode = CanonicalSymlinkMode
+		}
+	default:
+		return Entry{}, fmt.Errorf("treemanifest: %s: unsupported file type %v", p, info.Mode().Type())
+	}
+	return e, nil
 }
 
 // Lines is the manifest as hashed, one line per entry with a newline each.
