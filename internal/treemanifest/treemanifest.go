@@ -143,31 +143,9 @@ func take(fsys fs.FS, root string, opts Options) (*Manifest, error) {
 		if err != nil {
 			return err
 		}
-		e := Entry{Path: rel, Mode: info.Mode().Perm()}
-		switch {
-		case info.Mode().IsRegular():
-			e.Type, e.Size = "file", info.Size()
-			if e.SHA256, err = hs.file(fsys, rel, named(rel)); err != nil {
-				return err
-			}
-			if opts.CanonicalModes {
-				e.Mode = CanonicalFileMode
-			}
-		case info.IsDir():
-			e.Type = "dir"
-			if opts.CanonicalModes {
-				e.Mode = CanonicalDirMode
-			}
-		case info.Mode()&fs.ModeSymlink != 0:
-			e.Type = "symlink"
-			if e.Link, err = fs.ReadLink(fsys, rel); err != nil {
-				return err
-			}
-			if opts.CanonicalModes {
-				e.Mode = CanonicalSymlinkMode
-			}
-		default:
-			return fmt.Errorf("treemanifest: %s: unsupported file type %v", named(rel), info.Mode().Type())
+		e, err := describe(rel, info, opts, func() (string, error) { return hs.file(fsys, rel) }, func() (string, error) { return fs.ReadLink(fsys, rel) })
+		if err != nil {
+			return fmt.Errorf("treemanifest: %s: %w", named(rel), err)
 		}
 		m.Entries = append(m.Entries, e)
 		return nil
@@ -209,7 +187,7 @@ type hasher struct {
 
 func newHasher() *hasher { return &hasher{h: sha256.New(), buf: make([]byte, 32<<10)} }
 
-func (hs *hasher) file(fsys fs.FS, rel, name string) (string, error) {
+func (hs *hasher) file(fsys fs.FS, rel string) (string, error) {
 	f, err := fsys.Open(rel)
 	if err != nil {
 		return "", err
@@ -219,13 +197,40 @@ func (hs *hasher) file(fsys fs.FS, rel, name string) (string, error) {
 	// Only Read: a file's WriteTo or the hash's ReadFrom would bring their
 	// own buffers.
 	if _, err := io.CopyBuffer(writerOnly{hs.h}, readerOnly{f}, hs.buf); err != nil {
-		return "", fmt.Errorf("treemanifest: %s: %w", name, err)
+		return "", err
 	}
 	return hex.EncodeToString(hs.h.Sum(nil)), nil
 }
 
 type readerOnly struct{ io.Reader }
 type writerOnly struct{ io.Writer }
+
+// describe is the entry of one path from its info, hashing a file and
+// reading a link only when it is one.
+func describe(name string, info fs.FileInfo, opts Options, hashFile, readLink func() (string, error)) (Entry, error) {
+	e := Entry{Path: name, Mode: info.Mode().Perm()}
+	var err error
+	switch {
+	case info.Mode().IsRegular():
+		e.Type, e.Size, e.Mode = "file", info.Size(), canonical(opts, e.Mode, CanonicalFileMode)
+		e.SHA256, err = hashFile()
+	case info.IsDir():
+		e.Type, e.Mode = "dir", canonical(opts, e.Mode, CanonicalDirMode)
+	case info.Mode()&fs.ModeSymlink != 0:
+		e.Type, e.Mode = "symlink", canonical(opts, e.Mode, CanonicalSymlinkMode)
+		e.Link, err = readLink()
+	default:
+		err = fmt.Errorf("unsupported file type %v", info.Mode().Type())
+	}
+	return e, err
+}
+
+func canonical(opts Options, mode, canon fs.FileMode) fs.FileMode {
+	if opts.CanonicalModes {
+		return canon
+	}
+	return mode
+}
 
 // Stat is the entry of the one path p (a file, directory or symlink, not
 // followed), named by p itself: for a caller that watches single paths
@@ -235,35 +240,13 @@ func Stat(p string, opts Options) (Entry, error) {
 	if err != nil {
 		return Entry{}, err
 	}
-	e := Entry{Path: filepath.ToSlash(p), Mode: info.Mode().Perm()}
-	switch {
-	case info.Mode().IsRegular():
-		e.Type, e.Size = "file", info.Size()
-		dir, base := filepath.Split(p)
-		if dir == "" {
-			dir = "."
-		}
-		if e.SHA256, err = newHasher().file(os.DirFS(dir), base, p); err != nil {
-			return Entry{}, err
-		}
-		if opts.CanonicalModes {
-			e.Mode = CanonicalFileMode
-		}
-	case info.IsDir():
-		e.Type = "dir"
-		if opts.CanonicalModes {
-			e.Mode = CanonicalDirMode
-		}
-	case info.Mode()&fs.ModeSymlink != 0:
-		e.Type = "symlink"
-		if e.Link, err = os.Readlink(p); err != nil {
-			return Entry{}, err
-		}
-		if opts.CanonicalModes {
-			e.Mode = CanonicalSymlinkMode
-		}
-	default:
-		return Entry{}, fmt.Errorf("treemanifest: %s: unsupported file type %v", p, info.Mode().Type())
+	dir, base := filepath.Split(p)
+	if dir == "" {
+		dir = "."
+	}
+	e, err := describe(filepath.ToSlash(p), info, opts, func() (string, error) { return newHasher().file(os.DirFS(dir), base) }, func() (string, error) { return os.Readlink(p) })
+	if err != nil {
+		return Entry{}, fmt.Errorf("treemanifest: %s: %w", p, err)
 	}
 	return e, nil
 }
