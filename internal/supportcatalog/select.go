@@ -74,7 +74,7 @@ func (e *SelectionError) config() *contract.ConfigError {
 	if alts == nil {
 		alts = []string{}
 	}
-	return &contract.ConfigError{Failure: contract.Failure{Stage: contract.StagePlan, Code: e.Code, Message: e.Error(), Metadata: map[string]any{"package": e.Request, "alternatives": alts}}}
+	return &contract.ConfigError{Failure: contract.Failure{Stage: contract.StagePlan, Code: e.Code, Path: "harness.package", Message: e.Error(), Metadata: map[string]any{"package": e.Request, "alternatives": alts}}}
 }
 
 // Select decides which entry of c the request may run, or why none: it
