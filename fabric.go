@@ -12,6 +12,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/catalog"
 	"github.com/fabric-runtime/fabric/internal/config"
 	"github.com/fabric-runtime/fabric/internal/doctor"
+	"github.com/fabric-runtime/fabric/internal/pkginstall"
 	"github.com/fabric-runtime/fabric/internal/plan"
 	"github.com/fabric-runtime/fabric/internal/runtime"
 )
@@ -33,12 +34,16 @@ type Client struct {
 	lookupEnv  func(string) (string, bool)
 	executable string
 	extraPath  []string
-	hostBinary string
-	stateDir   string
-	env        []string
-	key        runtime.BindingKey
-	live       registry // runtimes (and services) started by this client
-	obs        observers
+	// installed packages (installed.go)
+	useInstalled bool
+	installedDir string
+	installed    []*pkginstall.Installed
+	hostBinary   string
+	stateDir     string
+	env          []string
+	key          runtime.BindingKey
+	live         registry // runtimes (and services) started by this client
+	obs          observers
 }
 
 // Option configures a Client.
@@ -112,6 +117,7 @@ func New(opts ...Option) *Client {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	c.loadInstalled()
 	c.initTelemetry()
 	return c
 }
