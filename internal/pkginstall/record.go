@@ -141,16 +141,26 @@ func Read(root string) (*Installed, error) {
 	if err != nil {
 		return nil, err
 	}
+	r, err := parseRecord(data, filepath.Base(root))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(root, RecordFile), err)
+	}
+	return &Installed{Root: root, Record: *r}, nil
+}
+
+// parseRecord decodes install.json (unknown fields are errors) and checks
+// its shape for the install directory named dir.
+func parseRecord(data []byte, dir string) (*Record, error) {
 	var r Record
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(root, RecordFile), err)
+		return nil, err
 	}
-	if err := r.checkShape(filepath.Base(root)); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(root, RecordFile), err)
+	if err := r.checkShape(dir); err != nil {
+		return nil, err
 	}
-	return &Installed{Root: root, Record: r}, nil
+	return &r, nil
 }
 
 func (r *Record) checkShape(dir string) error {
