@@ -2,8 +2,10 @@ package pkginstall
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -334,5 +336,52 @@ func TestPlatformOf(t *testing.T) {
 		if got := platformOf(tc[0], tc[1]); got != tc[2] {
 			t.Errorf("platformOf(%s, %s) = %s", tc[0], tc[1], got)
 		}
+	}
+}
+
+// With install.node the named package is installed first (into .node/,
+// from its lockfile entry) and npm runs with its bin directory first on
+// PATH: the fixture's "node" records that it ran, then runs the system
+// Node. Its bin directory is among the install's BinDirs.
+func TestInstallPinnedNode(t *testing.T) {
+	env := needNPM(t)
+	realNode, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := newFixture(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	nodeTgz, nodeIntegrity := tarball(t, filepath.Dir(f.tgz), "fake-node-1.0.0.tgz", map[string]string{
+		"package.json": `{"name":"fake-node","version":"1.0.0","bin":{"node":"bin/node"}}`,
+		"bin/node":     "#!/bin/sh\necho \"$@\" >> " + marker + "\nexec " + realNode + " \"$@\"\n",
+	})
+	lockPath := filepath.Join(f.dir, "npm", "package-lock.json")
+	var lock map[string]any
+	b, err := os.ReadFile(lockPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &lock); err != nil {
+		t.Fatal(err)
+	}
+	lock["packages"].(map[string]any)["node_modules/fake-node"] = map[string]any{"version": "1.0.0", "resolved": "file:" + nodeTgz, "integrity": nodeIntegrity}
+	writeJSON(t, lockPath, lock)
+	src := f.source(t)
+	src.Descriptor.Install.Node = "fake-node"
+	in, err := Install(context.Background(), src, Options{DataDir: t.TempDir(), Env: env})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := in.Record.Node; n == nil || n.Name != "fake-node" || n.BinDir != ".node/node_modules/fake-node/bin" {
+		t.Fatalf("node = %+v", in.Record.Node)
+	}
+	if ran, err := os.ReadFile(marker); err != nil || !strings.Contains(string(ran), "npm") {
+		t.Fatalf("npm did not run on the pinned node (%q, %v)", ran, err)
+	}
+	if dirs := in.BinDirs(); len(dirs) != 2 || dirs[1] != filepath.Join(in.Root, ".node", "node_modules", "fake-node", "bin") {
+		t.Fatalf("BinDirs = %v", dirs)
+	}
+	if err := Verify(in); err != nil {
+		t.Fatal(err)
 	}
 }
