@@ -229,7 +229,11 @@ func (c *Client) Doctor(ctx context.Context, l *Loaded) contract.DoctorReport {
 	in := doctor.Input{AgentName: l.Config.Metadata.Name, Config: &l.Config}
 	p, entry, err := c.plan(ctx, l)
 	in.Plan, in.Entry, in.PlanErr = p, entry, err
-	return doctor.Run(ctx, in, doctor.Options{LookupEnv: c.lookupEnv, ExtraPath: c.extraPath})
+	opts := doctor.Options{LookupEnv: c.lookupEnv, ExtraPath: c.extraPath}
+	if len(c.installed) > 0 {
+		opts.CheckExec = c.checkInstalledExec
+	}
+	return doctor.Run(ctx, in, opts)
 }
 
 // DoctorFile loads a config file and runs Doctor; a config that fails to
