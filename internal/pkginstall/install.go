@@ -89,12 +89,10 @@ func Install(ctx context.Context, src Source, opts Options) (*Installed, error) 
 		return in, nil
 	}
 
+	removeLeftovers(pkgsDir, opts.Logger)
 	staging, err := os.MkdirTemp(pkgsDir, ".staging-"+entry+"-")
 	if err != nil {
 		return nil, installFailed(err, "create staging directory: %v", err)
-	}
-	if err := os.Chmod(staging, 0o755); err != nil {
-		return nil, installFailed(err, "%v", err)
 	}
 	done := false
 	defer func() {
@@ -102,6 +100,9 @@ func Install(ctx context.Context, src Source, opts Options) (*Installed, error) 
 			os.RemoveAll(staging)
 		}
 	}()
+	if err := os.Chmod(staging, 0o755); err != nil {
+		return nil, installFailed(err, "%v", err)
+	}
 	rec, err := stage(ctx, &src, &opts, staging)
 	if err != nil {
 		return nil, err
@@ -115,6 +116,22 @@ func Install(ctx context.Context, src Source, opts Options) (*Installed, error) 
 	done = true
 	opts.Logger.Info("package installed", "package", entry, "dir", final, "manifest", rec.Manifest.Digest)
 	return &Installed{Root: final, Record: *rec}, nil
+}
+
+// removeLeftovers removes what interrupted installs left (staging
+// directories, installs moved aside); the caller holds the packages lock,
+// so no install is using them.
+func removeLeftovers(pkgsDir string, log *slog.Logger) {
+	ents, err := os.ReadDir(pkgsDir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		if n := e.Name(); e.IsDir() && (strings.HasPrefix(n, ".staging-") || strings.HasPrefix(n, ".old-")) {
+			log.Info("removing what an interrupted install left", "dir", n)
+			_ = os.RemoveAll(filepath.Join(pkgsDir, n))
+		}
+	}
 }
 
 // stage installs into dir and returns the record, not yet written.

@@ -44,6 +44,14 @@ func TestInstall(t *testing.T) {
 	f := newFixture(t)
 	data := t.TempDir()
 	ctx := context.Background()
+	// What a crashed install left is removed; it never counts as installed.
+	crashed := filepath.Join(PackagesDir(data), ".staging-example.fab-tool@1.0.0-123")
+	if err := os.MkdirAll(filepath.Join(crashed, "node_modules"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if ins, errs := List(data); len(ins) != 0 || len(errs) != 0 {
+		t.Fatalf("a staging directory is listed: %v %v", ins, errs)
+	}
 	in, err := Install(ctx, f.source(t), Options{DataDir: data, Env: env})
 	if err != nil {
 		t.Fatal(err)
