@@ -12,6 +12,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/catalog"
 	"github.com/fabric-runtime/fabric/internal/config"
 	"github.com/fabric-runtime/fabric/internal/doctor"
+	"github.com/fabric-runtime/fabric/internal/pkginstall"
 	"github.com/fabric-runtime/fabric/internal/plan"
 	"github.com/fabric-runtime/fabric/internal/runtime"
 )
@@ -33,13 +34,17 @@ type Client struct {
 	lookupEnv  func(string) (string, bool)
 	executable string
 	extraPath  []string
-	packages   plan.PackageSelector
-	hostBinary string
-	stateDir   string
-	env        []string
-	key        runtime.BindingKey
-	live       registry // runtimes (and services) started by this client
-	obs        observers
+	packages     plan.PackageSelector
+	// installed packages (installed.go)
+	useInstalled bool
+	installedDir string
+	installed    []*pkginstall.Installed
+	hostBinary   string
+	stateDir     string
+	env          []string
+	key          runtime.BindingKey
+	live         registry // runtimes (and services) started by this client
+	obs          observers
 }
 
 // Option configures a Client.
@@ -118,6 +123,7 @@ func New(opts ...Option) *Client {
 	if c.logger == nil {
 		c.logger = slog.New(slog.DiscardHandler)
 	}
+	c.loadInstalled()
 	c.initTelemetry()
 	return c
 }
@@ -229,7 +235,11 @@ func (c *Client) Doctor(ctx context.Context, l *Loaded) contract.DoctorReport {
 	in := doctor.Input{AgentName: l.Config.Metadata.Name, Config: &l.Config}
 	p, entry, err := c.plan(ctx, l)
 	in.Plan, in.Entry, in.PlanErr = p, entry, err
-	return doctor.Run(ctx, in, doctor.Options{LookupEnv: c.lookupEnv, ExtraPath: c.extraPath})
+	opts := doctor.Options{LookupEnv: c.lookupEnv, ExtraPath: c.extraPath}
+	if len(c.installed) > 0 {
+		opts.CheckExec = c.checkInstalledExec
+	}
+	return doctor.Run(ctx, in, opts)
 }
 
 // DoctorFile loads a config file and runs Doctor; a config that fails to

@@ -79,10 +79,14 @@ func (c *Client) StartPlan(ctx context.Context, p *contract.RunPlan, opts ...Sta
 }
 
 func (c *Client) runtimeOptions() runtime.Options {
-	return runtime.Options{
+	o := runtime.Options{
 		HostBinary: c.hostBinary, StateDir: c.stateDir, ExtraPath: c.extraPath,
 		LookupEnv: c.lookupEnv, Key: c.key, Logger: c.logger, Env: c.env,
 	}
+	if len(c.installed) > 0 {
+		o.CheckExec = c.checkInstalledExec
+	}
+	return o
 }
 
 // Invoke runs one invocation with input. Cancelling ctx cancels the turn

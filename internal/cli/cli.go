@@ -51,7 +51,7 @@ type app struct {
 
 // Run executes the fabric CLI and returns its exit code.
 func Run(ctx context.Context, args []string, stdio Stdio) int {
-	a := &app{stdio: stdio, client: fabric.New()}
+	a := &app{stdio: stdio, client: fabric.New(fabric.WithInstalledPackages(""))}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdio.In)

@@ -15,6 +15,7 @@ func (a *app) packagesCommand() *cobra.Command {
 		a.packagesReadCommands(), // packages_read.go: digest, show, list, verify
 		a.packagesCatalogCommands(),
 		a.packagesOpCommands(),
+		a.packagesInstallCommands(),
 	} {
 		cmd.AddCommand(sub...)
 	}

@@ -23,6 +23,9 @@ type Options struct {
 	LookupEnv    func(string) (string, bool)
 	ExtraPath    []string      // directories searched after PATH (for example a harness toolchain)
 	ProbeTimeout time.Duration // per version probe; default 5s
+	// CheckExec, if set, is asked about each binary before doctor runs
+	// it (a version probe); an error fails that binary's check instead.
+	CheckExec func(path string) error
 }
 
 // Input is what the doctor looks at.
@@ -154,6 +157,10 @@ func requirementChecks(ctx context.Context, e *catalog.Entry, opts Options) []co
 			out = append(out, contract.DoctorCheck{Name: "binary:" + b, Status: contract.DoctorFail, Message: fmt.Sprintf("%s not found on PATH", b)})
 			continue
 		}
+		if err := checkExec(opts, path); err != nil {
+			out = append(out, contract.DoctorCheck{Name: "binary:" + b, Status: contract.DoctorFail, Message: err.Error(), Metadata: map[string]any{"path": path}})
+			continue
+		}
 		c := contract.DoctorCheck{Name: "binary:" + b, Status: contract.DoctorPass, Message: "found at " + path, Metadata: map[string]any{"path": path}}
 		if args, ok := d.Requirements.VersionArgs[b]; ok {
 			if v, err := probe(ctx, path, args, opts.ProbeTimeout); err == nil {
@@ -185,6 +192,10 @@ func requirementChecks(ctx context.Context, e *catalog.Entry, opts Options) []co
 		path, err := lookPath(pr.Command, opts.ExtraPath)
 		if err != nil {
 			out = append(out, contract.DoctorCheck{Name: name, Status: contract.DoctorFail, Message: pr.Command + " not found on PATH"})
+			continue
+		}
+		if err := checkExec(opts, path); err != nil {
+			out = append(out, contract.DoctorCheck{Name: name, Status: contract.DoctorFail, Message: err.Error()})
 			continue
 		}
 		v, err := probe(ctx, path, pr.Args, opts.ProbeTimeout)
@@ -262,6 +273,13 @@ func existsCheck(field, p string) contract.DoctorCheck {
 		return contract.DoctorCheck{Name: "path:" + field, Status: contract.DoctorFail, Message: p + " does not exist"}
 	}
 	return contract.DoctorCheck{Name: "path:" + field, Status: contract.DoctorPass, Message: p + " exists"}
+}
+
+func checkExec(opts Options, path string) error {
+	if opts.CheckExec == nil {
+		return nil
+	}
+	return opts.CheckExec(path)
 }
 
 func lookPath(name string, extra []string) (string, error) {

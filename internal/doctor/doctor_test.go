@@ -3,6 +3,7 @@ package doctor
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 
@@ -70,5 +71,25 @@ func TestPlanFindingsBecomeChecks(t *testing.T) {
 	rep := Run(context.Background(), Input{PlanErr: perr}, Options{})
 	if len(rep.Checks) != 2 || rep.Checks[0].Name != "plan.unsupported_field" || rep.Checks[1].Metadata["path"] != "harness.settings.a" || rep.Status != contract.DoctorFail {
 		t.Fatalf("checks %+v", rep.Checks)
+	}
+}
+
+// A binary that CheckExec refuses fails its check and is not run.
+func TestCheckExec(t *testing.T) {
+	marker := t.TempDir() + "/ran"
+	e := entry(t, `{"contract_version":"fabric.adapter/v1alpha2","adapter_id":"t.a","adapter_kind":"process",
+		"runner":{"command":"sh"},
+		"requirements":{"binaries":["sh"],"version_args":{"sh":["-c","touch `+marker+`"]}},
+		"doctor":[{"name":"probe","command":"sh","args":["-c","touch `+marker+`"]}]}`)
+	refuse := errors.New("package x@1: bin/sh changed since install [artifact_digest_mismatch]")
+	rep := Run(context.Background(), Input{AgentName: "a", Config: &contract.FabricConfig{}, Entry: e, Plan: &contract.RunPlan{}},
+		Options{LookupEnv: func(string) (string, bool) { return "", false }, CheckExec: func(string) error { return refuse }})
+	for _, c := range rep.Checks {
+		if (c.Name == "binary:sh" || c.Name == "adapter:probe") && (c.Status != contract.DoctorFail || !strings.Contains(c.Message, "artifact_digest_mismatch")) {
+			t.Errorf("%s = %s %q; want a failure naming the mismatch", c.Name, c.Status, c.Message)
+		}
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("doctor ran a binary CheckExec refused")
 	}
 }

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -64,6 +65,31 @@ func command(p *contract.RunPlan, opts *Options, path string) (bin string, args 
 		dir = *p.EnvironmentPlan.Workspace
 	}
 	return bin, args, dir, nil
+}
+
+// checkExec runs check on the host command and on every required binary
+// found on path (one not found is doctor's finding, not a start failure).
+// A check error that is not already a RuntimeError becomes one.
+func checkExec(check func(string) error, bin string, required []string, path string) error {
+	if check == nil {
+		return nil
+	}
+	paths := []string{bin}
+	for _, b := range required {
+		if p, err := lookPath(b, path); err == nil {
+			paths = append(paths, p)
+		}
+	}
+	for _, p := range paths {
+		if err := check(p); err != nil {
+			var re *contract.RuntimeError
+			if errors.As(err, &re) {
+				return err
+			}
+			return &contract.RuntimeError{Failure: contract.Failure{Stage: contract.StageStart, Code: "runtime_error", Path: p, Message: err.Error(), Err: err}}
+		}
+	}
+	return nil
 }
 
 // lookPath finds name on the given PATH value.

@@ -39,10 +39,15 @@ type Options struct {
 	StateDir   string   // per-runtime homes go here (default: $TMPDIR/fabric-hosts)
 	Env        []string // base environment of hosts (default os.Environ())
 	ExtraPath  []string // directories put first on the hosts' PATH (harness toolchain)
-	LookupEnv  func(string) (string, bool)
-	Key        BindingKey // HMAC key for runtime bindings (default: a fresh one)
-	Logger     *slog.Logger
-	Service    *ServiceBinding // the service the runtime is bound to (service.go), or nil
+	// CheckExec, if set, is called right before the host is launched with
+	// the host command and each of the descriptor's required binaries as
+	// found on the host's PATH; an error fails the start with that error
+	// (an installed package whose files changed since install, say).
+	CheckExec func(path string) error
+	LookupEnv func(string) (string, bool)
+	Key       BindingKey // HMAC key for runtime bindings (default: a fresh one)
+	Logger    *slog.Logger
+	Service   *ServiceBinding // the service the runtime is bound to (service.go), or nil
 	// RuntimeID presets the runtime's id (default: a fresh one), for
 	// callers that prepare per-runtime resources before Start.
 	RuntimeID string
@@ -211,6 +216,11 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 	if err != nil {
 		os.RemoveAll(home)
 		return nil, r.startFailure(err)
+	}
+	if err := checkExec(opts.CheckExec, bin, d.Requirements.Binaries, path); err != nil {
+		os.RemoveAll(home)
+		r.state.Store(StateFailed)
+		return nil, err
 	}
 	sctx, cancel := host.WithDeadline(ctx, seconds(r.limits.StartSeconds))
 	defer cancel()
