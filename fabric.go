@@ -34,7 +34,7 @@ type Client struct {
 	lookupEnv  func(string) (string, bool)
 	executable string
 	extraPath  []string
-	packages     plan.PackageSelector
+	packages   plan.PackageSelector
 	// installed packages (installed.go)
 	useInstalled bool
 	installedDir string
