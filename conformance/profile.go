@@ -80,6 +80,13 @@ type Profile struct {
 	// ExpectOutputContains, when set, must be part of it.
 	ExpectOutputContains string `json:"expect_output_contains,omitempty"`
 
+	// ModelStub is a modelstub script (modelstub.LoadScript) the suite
+	// serves itself on a free loopback port for the run: every model role
+	// of Base gets that endpoint's OpenAI-compatible base_url, so nobody
+	// starts a model endpoint by hand. Relative paths in a profile file
+	// resolve against the profile's directory.
+	ModelStub string `json:"modelstub,omitempty"`
+
 	// CapabilitiesOnly: no runtime can be started here (the harness is not
 	// installed); only discovery, planning and doctor items run.
 	CapabilitiesOnly bool `json:"capabilities_only,omitempty"`
@@ -143,6 +150,13 @@ func LoadProfile(path string) (Profile, error) {
 			return p, fmt.Errorf("profile %s: %w", path, err)
 		}
 		p.Descriptor = abs
+	}
+	if p.ModelStub != "" && !filepath.IsAbs(p.ModelStub) {
+		abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), p.ModelStub))
+		if err != nil {
+			return p, fmt.Errorf("profile %s: %w", path, err)
+		}
+		p.ModelStub = abs
 	}
 	if err := p.Validate(); err != nil {
 		return p, fmt.Errorf("profile %s: %w", path, err)
