@@ -360,10 +360,11 @@ func samples() map[string][]any {
 			StartedAtMillis: 1767225600000, FinishedAtMillis: 1767225602000, ElapsedMillis: 2000,
 			Metadata: map[string]any{"deadline_ms": 2500},
 		}},
-		"deployment":    sampleDeployments(),
-		"batch":         sampleBatchSpecs(),
-		"batch-trial":   sampleBatchTrials(),
-		"batch-summary": sampleBatchSummaries(),
+		"deployment":              sampleDeployments(),
+		"batch":                   sampleBatchSpecs(),
+		"batch-trial":             sampleBatchTrials(),
+		"batch-summary":           sampleBatchSummaries(),
+		"qualification-predicate": sampleQualificationStatements(),
 		"doctor-report": {contract.DoctorReport{
 			AgentName: "research-agent", AdapterID: "nvidia.fabric.pi", Status: contract.DoctorWarn,
 			Checks: []contract.DoctorCheck{

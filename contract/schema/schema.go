@@ -59,6 +59,7 @@ func All() []Doc {
 		{"batch", "BatchSpec", "A batch of tasks x agent configs x repeats (fabric.batch/v1alpha1).", reflect.TypeFor[contract.BatchSpec]()},
 		{"batch-trial", "BatchTrial", "One trial's record of a batch (trial.json).", reflect.TypeFor[contract.BatchTrial]()},
 		{"batch-summary", "BatchSummary", "What a batch's trial records add up to (summary.json).", reflect.TypeFor[contract.BatchSummary]()},
+		{"qualification-predicate", "QualificationStatement", "An in-toto Statement v1 with a qualification predicate (the payload of a qualification receipt).", reflect.TypeFor[contract.QualificationStatement]()},
 	}
 }
 
