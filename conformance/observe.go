@@ -85,7 +85,7 @@ func (d *digests) executor(pid int) string {
 		return s
 	}
 	id := executorRole
-	if sum, err := fileDigest(path); err == nil {
+	if sum, err := FileSHA256(path); err == nil {
 		id = executorRole + "@sha256:" + sum
 	}
 	if d.sum == nil {
@@ -95,7 +95,9 @@ func (d *digests) executor(pid int) string {
 	return id
 }
 
-func fileDigest(path string) (string, error) {
+// FileSHA256 is the hex sha256 of a file's bytes: how the suite names a
+// host's binary, and receipts name binaries and profiles.
+func FileSHA256(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", err
