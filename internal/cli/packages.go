@@ -12,6 +12,7 @@ func (a *app) packagesCommand() *cobra.Command {
 	}
 	for _, sub := range [][]*cobra.Command{
 		// one line per packages_*.go file
+		a.packagesQualifyCommands(),
 	} {
 		cmd.AddCommand(sub...)
 	}

@@ -60,6 +60,9 @@ type Options struct {
 	Env []string
 	// ClientOptions are added to the suite's clients.
 	ClientOptions []fabric.Option
+	// Only, when set, runs just these suite items; the others are
+	// skipped (and a skipped MANDATORY item is not_tested).
+	Only []string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 }
@@ -125,7 +128,7 @@ func Qualify(ctx context.Context, p Package, opts Options) (*Statement, error) {
 	started := opts.Now()
 	copts := append([]fabric.Option{fabric.WithHostBinary(host)}, opts.ClientOptions...)
 	rep := conformance.Run(ctx, nil, profile, conformance.Options{
-		ClientOptions: copts, TempDir: opts.TempDir, ItemTimeout: opts.ItemTimeout, Env: opts.Env,
+		ClientOptions: copts, TempDir: opts.TempDir, ItemTimeout: opts.ItemTimeout, Env: opts.Env, Only: opts.Only,
 		Progress: func(it conformance.Item) {
 			log.Info("qualify item", "package", p.ID, "item", it.ID, "name", it.Name, "verdict", it.Verdict)
 		},

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/attest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/treemanifest"
 )
 
@@ -94,4 +97,80 @@ func TestQualifyRefusesDescriptorMismatch(t *testing.T) {
 	if _, err := Qualify(context.Background(), Package{ID: "x"}, Options{}); err == nil || !strings.Contains(err.Error(), "Contract") {
 		t.Fatalf("err = %v", err)
 	}
+}
+
+// A host that claims a clean stop but leaves a child fails qualification:
+// the cleanup item keeps its claim (stopped) and the /proc observation
+// that disagrees, and the receipt does not verify as qualified.
+func TestQualifyClaimedStopWithLeakedChildFails(t *testing.T) {
+	if _, err := exec.LookPath("setsid"); err != nil {
+		livetest.Missing(t, "setsid", "Debian package util-linux", err)
+	}
+	dir := escaperPackage(t)
+	p := scriptedPackage(t, dir)
+	st, err := Qualify(context.Background(), p, Options{TempDir: t.TempDir(), ItemTimeout: 30 * time.Second, Only: []string{"1", "12"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cleanup *contract.QualificationResult
+	for i, r := range st.Predicate.Results {
+		if r.ID == "12" {
+			cleanup = &st.Predicate.Results[i]
+		}
+	}
+	switch {
+	case cleanup == nil:
+		t.Fatal("no cleanup result")
+	case cleanup.Verdict != contract.QualificationFail || cleanup.Tier != contract.TierMandatory:
+		t.Errorf("cleanup = %s %s, want a MANDATORY fail", cleanup.Tier, cleanup.Verdict)
+	case cleanup.Claim == nil || cleanup.Claim.Statement != "stopped":
+		t.Errorf("claim = %+v, want the host's stopped", cleanup.Claim)
+	case cleanup.Observation == nil || cleanup.Observation.Agrees:
+		t.Errorf("observation = %+v, want one that disagrees", cleanup.Observation)
+	}
+	if st.Predicate.Verdict.Qualified || !slices.Contains(st.Predicate.Summary.FailedTests, "12") {
+		t.Errorf("verdict %+v, summary %+v", st.Predicate.Verdict, st.Predicate.Summary)
+	}
+	k := key(t, "qualifier")
+	_, err = VerifyReceipt(signed(t, st, k), []attest.PublicKey{k.Public()}, Expectation{PackageSHA256: p.SHA256, Platform: Platform()})
+	if code(err) != CodePackageUnqualified || !strings.Contains(err.Error(), "MANDATORY item 12 cleanup: fail") {
+		t.Errorf("verify: %v", err)
+	}
+}
+
+// escaperPackage makes a package of the leaky host of
+// conformance/testdata/escaper: it answers every request correctly and
+// claims a clean stop, but leaves a child outside its process group.
+func escaperPackage(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join("..", "..", "conformance", "testdata", "escaper")
+	for _, name := range []string{"escaper.fabric-adapter.json", "host.sh"} {
+		data, err := os.ReadFile(filepath.Join(src, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sum, err := conformance.FileSHA256(filepath.Join(dir, "escaper.fabric-adapter.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{
+		"conformance.profile.yaml": "adapter_id: test.conformance.escaper\nexpect_output: ok\n",
+		contract.PackageDescriptorFile: `{"contract_version": "fabric.package/v1alpha1",
+  "package": {"id": "test.escaper", "version": "1", "publisher": "fabric-runtime"},
+  "adapter": {"path": "escaper.fabric-adapter.json", "sha256": "` + sum + `"},
+  "runtime": {"name": "escaper", "version": "1"},
+  "artifacts": {"` + Platform() + `": []},
+  "qualification": {"suite": "fabric-conformance", "profile": "conformance.profile.yaml"}}`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
