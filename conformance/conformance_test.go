@@ -242,6 +242,8 @@ start_stop_only: true
 		"noid.json":    `{"input": "x"}`,
 		"both.yaml":    "adapter_id: x\ncapabilities_only: true\nstart_stop_only: true\n",
 		"env.yaml":     "adapter_id: x\nsecret_env: 1BAD\n",
+		"api.yaml":     "adapter_id: x\nmodelstub: s.yaml\nmodelstub_api: grpc\n",
+		"noapi.yaml":   "adapter_id: x\nmodelstub_api: openai\n",
 	} {
 		if _, err := LoadProfile(write(name, text)); err == nil {
 			t.Errorf("%s: no error", name)
@@ -332,7 +334,7 @@ func TestProfileModelStubIsServed(t *testing.T) {
 	if it, _ := rep.Item("7"); it.Verdict != Pass {
 		t.Fatalf("invoke item = %s, want pass", it)
 	}
-	if rep.ModelEndpoint == nil || len(rep.ModelEndpoint.SHA256) != 64 {
+	if rep.ModelEndpoint == nil || len(rep.ModelEndpoint.SHA256) != 64 || rep.ModelEndpoint.Requests == 0 {
 		t.Errorf("model endpoint = %+v", rep.ModelEndpoint)
 	}
 	if _, ok := p.Base["models"].(map[string]any)["default"].(map[string]any)["base_url"]; ok {

@@ -45,9 +45,20 @@ func serveModelStub(p Profile) (*servedStub, Profile, error) {
 		if m == nil {
 			m = map[string]any{}
 		}
-		m["base_url"] = stub.OpenAIBaseURL()
+		m["base_url"] = stub.baseURL(p.ModelStubAPI)
 		models[role] = m
 	}
 	p.Base["models"] = models
 	return stub, p, nil
+}
+
+// baseURL is the endpoint's base URL for an API family.
+func (s *servedStub) baseURL(api string) string {
+	switch api {
+	case "anthropic":
+		return s.AnthropicBaseURL()
+	case "gemini":
+		return s.GeminiBaseURL()
+	}
+	return s.OpenAIBaseURL()
 }

@@ -86,6 +86,9 @@ type Profile struct {
 	// starts a model endpoint by hand. Relative paths in a profile file
 	// resolve against the profile's directory.
 	ModelStub string `json:"modelstub,omitempty"`
+	// ModelStubAPI is the API family whose base URL the model roles get:
+	// openai (default: the endpoint's /v1), anthropic or gemini.
+	ModelStubAPI string `json:"modelstub_api,omitempty"`
 
 	// CapabilitiesOnly: no runtime can be started here (the harness is not
 	// installed); only discovery, planning and doctor items run.
@@ -175,6 +178,14 @@ func (p *Profile) Validate() error {
 	}
 	if p.CapabilitiesOnly && p.StartStopOnly {
 		errs = append(errs, errors.New("capabilities_only and start_stop_only exclude each other"))
+	}
+	switch p.ModelStubAPI {
+	case "", "openai", "anthropic", "gemini":
+	default:
+		errs = append(errs, fmt.Errorf("modelstub_api %q is not openai, anthropic or gemini", p.ModelStubAPI))
+	}
+	if p.ModelStubAPI != "" && p.ModelStub == "" {
+		errs = append(errs, errors.New("modelstub_api without modelstub"))
 	}
 	if p.SecretEnv != "" && !isEnvName(p.SecretEnv) {
 		errs = append(errs, fmt.Errorf("secret_env %q is not an environment variable name", p.SecretEnv))

@@ -79,10 +79,12 @@ func (r Report) MarshalJSON() ([]byte, error) {
 }
 
 // ModelEndpoint is the scripted model endpoint of a run: its script's
-// path and sha256.
+// path and sha256, and what it saw.
 type ModelEndpoint struct {
 	Script string `json:"script"`
 	SHA256 string `json:"sha256"`
+	// Requests is how many requests the endpoint saw during the run.
+	Requests int `json:"requests"`
 }
 
 // Counts returns how many items got each verdict.

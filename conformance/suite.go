@@ -111,6 +111,7 @@ func Run(ctx context.Context, c *fabric.Client, profile Profile, opts Options) R
 		defer stub.Close()
 		profile = served
 		rep.ModelEndpoint = &ModelEndpoint{Script: served.ModelStub, SHA256: stub.scriptSHA256}
+		defer func() { rep.ModelEndpoint.Requests = len(stub.Requests()) }()
 	}
 	s := &suite{client: c, profile: profile, opts: opts, validator: validate.NewValidator()}
 	if err := s.setup(ctx); err != nil {

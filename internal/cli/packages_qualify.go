@@ -213,9 +213,36 @@ func writeResults(a *app, st *qualify.Statement) {
 	}
 }
 
-// readQualifyPackage reads the package directory dir as Qualify takes it.
+// readQualifyPackage reads the package directory dir as Qualify takes it:
+// its descriptor, digest and artifacts for platform.
 // replaced by pkgdesc.Load when it lands
 func readQualifyPackage(dir, platform string) (*qualify.Package, error) {
+	pkg, err := readPackageDescriptor(dir)
+	if err != nil {
+		return nil, err
+	}
+	arts, ok := pkg.all[platform]
+	if !ok {
+		return nil, fmt.Errorf("package %s: no artifacts for platform %s", filepath.Join(pkg.Dir, contract.PackageDescriptorFile), platform)
+	}
+	m, err := treemanifest.Take(pkg.Dir, treemanifest.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("package %s: %w", pkg.Dir, err)
+	}
+	pkg.SHA256, pkg.Artifacts = m.SHA256(), arts
+	return &pkg.Package, nil
+}
+
+// packageDir is a package directory's descriptor as Qualify takes it,
+// with the artifacts of every platform.
+type packageDir struct {
+	qualify.Package
+	all map[string][]contract.PackageArtifact
+}
+
+// readPackageDescriptor reads dir's fabric-package.json strictly.
+// replaced by pkgdesc.Load when it lands
+func readPackageDescriptor(dir string) (*packageDir, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -237,14 +264,25 @@ func readQualifyPackage(dir, platform string) (*qualify.Package, error) {
 	case d.Qualification == nil || d.Qualification.Profile == "":
 		return nil, fmt.Errorf("package %s: qualification.profile is missing", file)
 	}
-	arts, ok := d.Artifacts[platform]
-	if !ok {
-		return nil, fmt.Errorf("package %s: no artifacts for platform %s", file, platform)
+	return &packageDir{Package: qualify.Package{ID: d.Package.ID, Version: d.Package.Version, Contract: d.ContractVersion, Dir: abs,
+		Descriptor: d.Adapter, Profile: d.Qualification.Profile, Required: d.Qualification.Required}, all: d.Artifacts}, nil
+}
+
+// packageProfile is the conformance profile of a package directory
+// target, with the package's adapter descriptor (ok false when target is
+// not a package directory).
+func packageProfile(target string) (conformance.Profile, bool, error) {
+	if st, err := os.Stat(filepath.Join(target, contract.PackageDescriptorFile)); err != nil || !st.Mode().IsRegular() {
+		return conformance.Profile{}, false, nil
 	}
-	m, err := treemanifest.Take(abs, treemanifest.Options{})
+	pkg, err := readPackageDescriptor(target)
 	if err != nil {
-		return nil, fmt.Errorf("package %s: %w", abs, err)
+		return conformance.Profile{}, true, &exitError{code: ExitUsage, err: err}
 	}
-	return &qualify.Package{ID: d.Package.ID, Version: d.Package.Version, Contract: d.ContractVersion, SHA256: m.SHA256(), Dir: abs,
-		Descriptor: d.Adapter, Artifacts: arts, Profile: d.Qualification.Profile, Required: d.Qualification.Required}, nil
+	p, err := conformance.LoadProfile(filepath.Join(pkg.Dir, filepath.FromSlash(pkg.Profile)))
+	if err != nil {
+		return p, true, &exitError{code: ExitUsage, err: err}
+	}
+	p.Descriptor = filepath.Join(pkg.Dir, filepath.FromSlash(pkg.Descriptor.Path))
+	return p, true, nil
 }
