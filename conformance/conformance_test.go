@@ -59,6 +59,17 @@ func TestBundledScriptedAdaptersPassEveryItem(t *testing.T) {
 				if it.Verdict != Pass {
 					t.Errorf("%s", it)
 				}
+				if !Observable(it.ID) {
+					continue
+				}
+				// Each observable item keeps the host's claim and the
+				// suite's own observation apart, each naming its producer.
+				switch {
+				case it.Claim == nil || !strings.HasPrefix(it.Claim.By, "executor:fabric-host@sha256:"):
+					t.Errorf("item %s claim = %+v, want one by the host's binary digest", it.ID, it.Claim)
+				case it.Observation == nil || !it.Observation.Agrees || !strings.HasPrefix(it.Observation.By, "observer:fabric.conformance/"):
+					t.Errorf("item %s observation = %+v, want an agreeing one by the suite", it.ID, it.Observation)
+				}
 			}
 			if !rep.Passed {
 				t.Error("report not passed")
@@ -105,6 +116,14 @@ func TestEscapingChildFailsCleanup(t *testing.T) {
 	it, _ := rep.Item("12")
 	if it.Verdict != Fail || !strings.Contains(it.Detail, "still running") {
 		t.Errorf("cleanup item = %s, want a fail naming the leaked process", it)
+	}
+	// The host claimed a clean stop; the suite's own /proc scan saw the
+	// child: the two are recorded apart and the observation decides.
+	if it.Claim == nil || it.Claim.Statement != "stopped" || !strings.HasPrefix(it.Claim.By, "executor:fabric-host@sha256:") {
+		t.Errorf("cleanup claim = %+v, want the host's stopped", it.Claim)
+	}
+	if o := it.Observation; o == nil || o.Agrees || o.By != ObserverProcScan || o.Method != MethodProcAndFS || !strings.Contains(o.Result, "still running") {
+		t.Errorf("cleanup observation = %+v, want a procscan that disagrees", o)
 	}
 }
 
@@ -223,6 +242,8 @@ start_stop_only: true
 		"noid.json":    `{"input": "x"}`,
 		"both.yaml":    "adapter_id: x\ncapabilities_only: true\nstart_stop_only: true\n",
 		"env.yaml":     "adapter_id: x\nsecret_env: 1BAD\n",
+		"api.yaml":     "adapter_id: x\nmodelstub: s.yaml\nmodelstub_api: grpc\n",
+		"noapi.yaml":   "adapter_id: x\nmodelstub_api: openai\n",
 	} {
 		if _, err := LoadProfile(write(name, text)); err == nil {
 			t.Errorf("%s: no error", name)
@@ -262,7 +283,9 @@ func TestGenerateInvalidSettings(t *testing.T) {
 func TestReportJSONAndText(t *testing.T) {
 	rep := Report{Adapter: "a", Passed: false, Items: []Item{
 		{ID: "1", Name: "discovery", Verdict: Pass, Detail: "found", Elapsed: 1500 * time.Microsecond},
-		{ID: "10", Name: "transport-failure", Verdict: Fail, Detail: "boom"},
+		{ID: "10", Name: "transport-failure", Verdict: Fail, Detail: "boom",
+			Claim:       &Claim{By: "executor:fabric-host@sha256:ab", Statement: "stopped"},
+			Observation: &Observation{By: ObserverProcScan, Method: MethodProcTable, Result: "pid 7 alive"}},
 	}}
 	b, err := json.Marshal(rep)
 	if err != nil {
@@ -276,6 +299,14 @@ func TestReportJSONAndText(t *testing.T) {
 	if items[0].(map[string]any)["elapsed_ms"] != 1.5 || back["counts"].(map[string]any)["fail"] != 1.0 {
 		t.Errorf("json = %s", b)
 	}
+	if _, ok := items[0].(map[string]any)["claim"]; ok {
+		t.Errorf("an item without a claim has one in JSON: %s", b)
+	}
+	obs, _ := items[1].(map[string]any)["observation"].(map[string]any)
+	claim, _ := items[1].(map[string]any)["claim"].(map[string]any)
+	if obs["agrees"] != false || obs["by"] != ObserverProcScan || claim["statement"] != "stopped" {
+		t.Errorf("json = %s", b)
+	}
 	var buf bytes.Buffer
 	if err := rep.WriteText(&buf); err != nil {
 		t.Fatal(err)
@@ -283,5 +314,34 @@ func TestReportJSONAndText(t *testing.T) {
 	lines := strings.Split(buf.String(), "\n")
 	if !strings.HasPrefix(lines[0], "PASS  1 discovery ") || !strings.HasPrefix(lines[1], "FAIL  10 transport-failure ") || !strings.Contains(lines[2], "FAILED") {
 		t.Errorf("text =\n%s", buf.String())
+	}
+}
+
+// A profile naming a modelstub script gets that endpoint served by the
+// suite for the run: the scripted adapter in mode model reaches it with no
+// endpoint started by hand.
+func TestProfileModelStubIsServed(t *testing.T) {
+	p, err := LoadProfile(filepath.Join("testdata", "modelstub", "profile.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !filepath.IsAbs(p.ModelStub) {
+		t.Fatalf("modelstub %q not resolved against the profile", p.ModelStub)
+	}
+	tmp := t.TempDir()
+	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	rep := Run(context.Background(), fabric.New(), p, Options{ItemTimeout: 30 * time.Second, TempDir: tmp, Env: env, Only: []string{"7"}})
+	if it, _ := rep.Item("7"); it.Verdict != Pass {
+		t.Fatalf("invoke item = %s, want pass", it)
+	}
+	if rep.ModelEndpoint == nil || len(rep.ModelEndpoint.SHA256) != 64 || rep.ModelEndpoint.Requests == 0 {
+		t.Errorf("model endpoint = %+v", rep.ModelEndpoint)
+	}
+	if _, ok := p.Base["models"].(map[string]any)["default"].(map[string]any)["base_url"]; ok {
+		t.Error("Run changed the caller's profile")
+	}
+	p.ModelStub = filepath.Join(tmp, "missing.yaml")
+	if rep := Run(context.Background(), fabric.New(), p, Options{TempDir: tmp}); rep.Passed || rep.Items[0].ID != "0" {
+		t.Errorf("a missing modelstub script: %+v", rep)
 	}
 }

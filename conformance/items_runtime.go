@@ -57,12 +57,14 @@ func startStop(ctx context.Context, t *itemT) (string, error) {
 		return "", err
 	}
 	pid := rt.HostPid()
+	by := t.executorOf(pid)
 	t1 := time.Now()
 	res, err := rt.Stop(ctx)
 	stopped := time.Since(t1)
 	if err != nil {
 		return "", fmt.Errorf("stop: %w", err)
 	}
+	t.claim(by, "%s", res.Status)
 	if err := t.validate("runtime-stop-result", res); err != nil {
 		return "", err
 	}
@@ -79,7 +81,7 @@ func startStop(ctx context.Context, t *itemT) (string, error) {
 	if st := rt.State(); st != stateStopped {
 		return "", fmt.Errorf("state after stop = %s", st)
 	}
-	if err := expectGone(ctx, pid, stateDir); err != nil {
+	if err := t.observeStopped(ctx, pid, stateDir, ""); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("runtime started in %s, stopped in %s; second stop already_stopped; invoke after stop %s",
@@ -290,6 +292,7 @@ func transportFailure(ctx context.Context, t *itemT) (string, error) {
 		return "", err
 	}
 	pid := rt.HostPid()
+	by := t.executorOf(pid)
 	res, err := invokeAndKill(ctx, rt, t.s.profile.input(ov), pid)
 	if err != nil {
 		return "", err
@@ -310,7 +313,8 @@ func transportFailure(ctx context.Context, t *itemT) (string, error) {
 	if err != nil || !stop.HostCrashed {
 		return "", fmt.Errorf("stop = %s, %v; want host_crashed set", marshal(stop), err)
 	}
-	if err := expectGone(ctx, pid, stateDir); err != nil {
+	t.claim(by, "invocation %s with %s; stop %s, host_crashed", res.Status, res.Error.Code, stop.Status)
+	if err := t.observeStopped(ctx, pid, stateDir, ""); err != nil {
 		return "", err
 	}
 	return fmt.Sprintf("SIGKILL of process group %d: status failed, code %s, runtime failed, nothing left", pid, codeHostCrashed), nil
@@ -442,6 +446,7 @@ func cleanup(ctx context.Context, t *itemT) (string, error) {
 	}
 	t.runtimes = append(t.runtimes, rt)
 	pid := rt.HostPid()
+	by := t.executorOf(pid)
 	home, ok := homeOf(stateDir, rt.ID())
 	if !ok {
 		return "", fmt.Errorf("no runtime home for %s", rt.ID())
@@ -461,22 +466,12 @@ func cleanup(ctx context.Context, t *itemT) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("stop: %w", err)
 	}
+	t.claim(by, "%s", res.Status)
 	if res.Status != "stopped" || res.HostCrashed {
 		return "", fmt.Errorf("stop = %s, want a clean stop", marshal(res))
 	}
-	if procChecks {
-		if left := groupMembers(pid); len(left) > 0 {
-			return "", fmt.Errorf("after stop, processes %v of group %d are still running", left, pid)
-		}
-		if left := processesMentioning(stateDir); len(left) > 0 {
-			return "", fmt.Errorf("after stop, processes %v of the runtime are still running", left)
-		}
-	}
-	if _, err := os.Stat(home); !errors.Is(err, os.ErrNotExist) {
-		return "", fmt.Errorf("the runtime home %s was not removed", home)
-	}
-	if left := dirEntries(stateDir); len(left) > 0 {
-		return "", fmt.Errorf("the state directory still holds %v", left)
+	if err := t.observeStopped(ctx, pid, stateDir, home); err != nil {
+		return "", err
 	}
 	// Fabric says whether it had to kill the host; how long stop took is no
 	// sign of it (the adapter's own stop may be slow on a loaded machine).
@@ -549,9 +544,12 @@ func isolation(ctx context.Context, t *itemT) (string, error) {
 		}
 	}
 	pidA := a.HostPid()
-	if _, err := a.Stop(ctx); err != nil {
+	by := t.executorOf(pidA)
+	stopA, err := a.Stop(ctx)
+	if err != nil {
 		return "", fmt.Errorf("stop a: %w", err)
 	}
+	t.claim(by, "runtime a %s", stopA.Status)
 	if err := t.survivor(ctx, b, homeB, pidA, homeA, ov != nil); err != nil {
 		return "", err
 	}
@@ -607,19 +605,8 @@ func checkTurn(res *contract.RunResult, name string, turn int, turns bool) error
 // survivor checks b after a stopped: a's group and home gone, b intact
 // and still taking invocations.
 func (t *itemT) survivor(ctx context.Context, b *fabric.Runtime, homeB string, pidA int, homeA string, turns bool) error {
-	if procChecks {
-		if left := groupMembers(pidA); len(left) > 0 {
-			return fmt.Errorf("stopped runtime's processes %v still run", left)
-		}
-		if len(groupMembers(b.HostPid())) == 0 {
-			return errors.New("stopping one runtime killed the other's host")
-		}
-	}
-	if _, err := os.Stat(homeA); !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("stopped runtime's home %s remains", homeA)
-	}
-	if _, err := os.Stat(homeB); err != nil {
-		return fmt.Errorf("stopping one runtime removed the other's home: %w", err)
+	if err := t.observeSurvivor(b.HostPid(), homeB, pidA, homeA); err != nil {
+		return err
 	}
 	if st := b.State(); st != stateActive {
 		return fmt.Errorf("the other runtime is %s after the first stopped", st)
@@ -632,6 +619,29 @@ func (t *itemT) survivor(ctx context.Context, b *fabric.Runtime, homeB string, p
 		return fmt.Errorf("invoke the remaining runtime: %w", err)
 	}
 	return checkTurn(res, "b", 3, turns)
+}
+
+// observeSurvivor reads the process table and the state directory after
+// runtime a stopped: a's group and home gone, b's group and home there.
+func (t *itemT) observeSurvivor(pidB int, homeB string, pidA int, homeA string) error {
+	var errs []string
+	if procChecks {
+		if left := groupMembers(pidA); len(left) > 0 {
+			errs = append(errs, fmt.Sprintf("stopped runtime's processes %v still run", left))
+		}
+		if len(groupMembers(pidB)) == 0 {
+			errs = append(errs, "stopping one runtime killed the other's host")
+		}
+	}
+	if _, err := os.Stat(homeA); !errors.Is(err, os.ErrNotExist) {
+		errs = append(errs, fmt.Sprintf("stopped runtime's home %s remains", homeA))
+	}
+	if _, err := os.Stat(homeB); err != nil {
+		errs = append(errs, fmt.Sprintf("stopping one runtime removed the other's home: %v", err))
+	}
+	return t.observeScan(errs, "",
+		fmt.Sprintf("group %d and home of the stopped runtime gone; group %d and home of the other present", pidA, pidB),
+		"home of the stopped runtime gone, the other's present (no process table here)")
 }
 
 // expectStateCode returns a check that an invocation was refused with a

@@ -93,3 +93,6 @@ func killPids(list []int) {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
+
+// hostExe is the path of the binary process pid runs.
+func hostExe(pid int) (string, error) { return os.Readlink("/proc/" + strconv.Itoa(pid) + "/exe") }

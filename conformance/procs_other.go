@@ -11,3 +11,5 @@ func groupMembers(int) []int           { return nil }
 func processesMentioning(string) []int { return nil }
 func killGroup(int) error              { return errors.ErrUnsupported }
 func killPids([]int)                   {}
+
+func hostExe(int) (string, error) { return "", errors.ErrUnsupported }

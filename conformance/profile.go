@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v4"
+
+	"github.com/fabric-runtime/fabric/modelstub"
 )
 
 // DefaultInput is the invocation input when a profile gives none.
@@ -80,6 +83,16 @@ type Profile struct {
 	// ExpectOutputContains, when set, must be part of it.
 	ExpectOutputContains string `json:"expect_output_contains,omitempty"`
 
+	// ModelStub is a modelstub script (modelstub.LoadScript) the suite
+	// serves itself on a free loopback port for the run: every model role
+	// of Base gets that endpoint's OpenAI-compatible base_url, so nobody
+	// starts a model endpoint by hand. Relative paths in a profile file
+	// resolve against the profile's directory.
+	ModelStub string `json:"modelstub,omitempty"`
+	// ModelStubAPI is the API family whose base URL the model roles get:
+	// openai (default: the endpoint's /v1), anthropic or gemini.
+	ModelStubAPI string `json:"modelstub_api,omitempty"`
+
 	// CapabilitiesOnly: no runtime can be started here (the harness is not
 	// installed); only discovery, planning and doctor items run.
 	CapabilitiesOnly bool `json:"capabilities_only,omitempty"`
@@ -144,6 +157,13 @@ func LoadProfile(path string) (Profile, error) {
 		}
 		p.Descriptor = abs
 	}
+	if p.ModelStub != "" && !filepath.IsAbs(p.ModelStub) {
+		abs, err := filepath.Abs(filepath.Join(filepath.Dir(path), p.ModelStub))
+		if err != nil {
+			return p, fmt.Errorf("profile %s: %w", path, err)
+		}
+		p.ModelStub = abs
+	}
 	if err := p.Validate(); err != nil {
 		return p, fmt.Errorf("profile %s: %w", path, err)
 	}
@@ -161,6 +181,12 @@ func (p *Profile) Validate() error {
 	}
 	if p.CapabilitiesOnly && p.StartStopOnly {
 		errs = append(errs, errors.New("capabilities_only and start_stop_only exclude each other"))
+	}
+	if p.ModelStubAPI != "" && !slices.Contains(modelstub.APIs(), p.ModelStubAPI) {
+		errs = append(errs, fmt.Errorf("modelstub_api %q is not one of %s", p.ModelStubAPI, strings.Join(modelstub.APIs(), ", ")))
+	}
+	if p.ModelStubAPI != "" && p.ModelStub == "" {
+		errs = append(errs, errors.New("modelstub_api without modelstub"))
 	}
 	if p.SecretEnv != "" && !isEnvName(p.SecretEnv) {
 		errs = append(errs, fmt.Errorf("secret_env %q is not an environment variable name", p.SecretEnv))

@@ -63,7 +63,10 @@ func secretRedaction(ctx context.Context, t *itemT) (string, error) {
 			return "", err
 		}
 	}
-	if found := ev.leaks(value); len(found) > 0 {
+	found := ev.leaks(value)
+	t.observe(ObserverSecretScan, MethodSecretScan, len(found) == 0, "%s",
+		leakReport(name, len(ev.docs), uniq(found)))
+	if len(found) > 0 {
 		return "", fmt.Errorf("the value of %s appears in: %s", name, strings.Join(uniq(found), ", "))
 	}
 	return fmt.Sprintf("%s's value absent from %d documents (%s); %s", name, len(ev.docs), strings.Join(uniq(ev.names), ", "), note), nil
@@ -97,6 +100,7 @@ func (t *itemT) redactionRun(ctx context.Context, name, value string, d doc, ov 
 	}
 	t.runtimes = append(t.runtimes, rt)
 	ev.add("handle", rt.Handle())
+	by := t.executorOf(rt.HostPid())
 	if !t.s.profile.StartStopOnly {
 		res, err := rt.Invoke(ctx, t.s.profile.input(ov), fabric.WithEvents(func(e contract.FabricEvent) { ev.add("event", e) }))
 		if err != nil {
@@ -110,7 +114,19 @@ func (t *itemT) redactionRun(ctx context.Context, name, value string, d doc, ov 
 		return fmt.Errorf("stop: %w", err)
 	}
 	ev.add("stop result", res)
+	if t.claimed == nil {
+		t.claim(by, "%s", res.Status)
+	}
 	return nil
+}
+
+// leakReport is the secret scan's result: where the value appeared, or
+// how many documents were scanned.
+func leakReport(name string, docs int, found []string) string {
+	if len(found) > 0 {
+		return fmt.Sprintf("the value of %s appears in: %s", name, strings.Join(found, ", "))
+	}
+	return fmt.Sprintf("the value of %s appears in none of %d documents", name, docs)
 }
 
 // redactionLeak runs the leak overlay (the host writes the value to its

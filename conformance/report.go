@@ -21,11 +21,17 @@ const (
 
 // Item is the verdict on one item of the matrix.
 type Item struct {
-	ID      string        `json:"id"`
-	Name    string        `json:"name"`
-	Verdict Verdict       `json:"verdict"`
-	Detail  string        `json:"detail,omitempty"`
-	Elapsed time.Duration `json:"-"`
+	ID      string  `json:"id"`
+	Name    string  `json:"name"`
+	Verdict Verdict `json:"verdict"`
+	Detail  string  `json:"detail,omitempty"`
+	// Claim is what the executor said of the item's postcondition and
+	// Observation what the suite saw itself (items with an observable
+	// postcondition; see Observable). They are separate on purpose: an
+	// item passes only if its observation agrees.
+	Claim       *Claim        `json:"claim,omitempty"`
+	Observation *Observation  `json:"observation,omitempty"`
+	Elapsed     time.Duration `json:"-"`
 }
 
 // MarshalJSON writes Elapsed as elapsed_ms.
@@ -48,10 +54,13 @@ func (it Item) String() string {
 
 // Report is the result of one run of the suite.
 type Report struct {
-	Adapter string        `json:"adapter"`
-	Items   []Item        `json:"items"`
-	Passed  bool          `json:"passed"` // no item failed
-	Elapsed time.Duration `json:"-"`
+	Adapter string `json:"adapter"`
+	// ModelEndpoint is the modelstub the suite served for the run (a
+	// profile with modelstub).
+	ModelEndpoint *ModelEndpoint `json:"model_endpoint,omitempty"`
+	Items         []Item         `json:"items"`
+	Passed        bool           `json:"passed"` // no item failed
+	Elapsed       time.Duration  `json:"-"`
 }
 
 // MarshalJSON writes Elapsed as elapsed_ms and adds the verdict counts.
@@ -67,6 +76,15 @@ func (r Report) MarshalJSON() ([]byte, error) {
 		Counts    map[Verdict]int `json:"counts"`
 		ElapsedMS float64         `json:"elapsed_ms"`
 	}{plain(r), r.Counts(), float64(r.Elapsed.Microseconds()) / 1000})
+}
+
+// ModelEndpoint is the scripted model endpoint of a run: its script's
+// path and sha256, and what it saw.
+type ModelEndpoint struct {
+	Script string `json:"script"`
+	SHA256 string `json:"sha256"`
+	// Requests is how many requests the endpoint saw during the run.
+	Requests int `json:"requests"`
 }
 
 // Counts returns how many items got each verdict.

@@ -53,6 +53,7 @@ type suite struct {
 	baseDir   string // base_dir of every config
 	info      *fabric.AdapterInfo
 	findErr   error // why the adapter was not found
+	digests   digests
 }
 
 // item is one entry of the matrix.
@@ -99,6 +100,19 @@ func Run(ctx context.Context, c *fabric.Client, profile Profile, opts Options) R
 		c = fabric.New(opts.ClientOptions...)
 	}
 	rep := Report{Adapter: profile.AdapterID}
+	if profile.ModelStub != "" {
+		stub, served, err := serveModelStub(profile)
+		if err != nil {
+			s := &suite{opts: opts}
+			s.record(&rep, Item{ID: "0", Name: "setup", Verdict: Fail, Detail: err.Error()})
+			rep.Elapsed = time.Since(start)
+			return rep
+		}
+		defer stub.Close()
+		profile = served
+		rep.ModelEndpoint = &ModelEndpoint{Script: served.ModelStub, SHA256: stub.scriptSHA256}
+		defer func() { rep.ModelEndpoint.Requests = len(stub.Requests()) }()
+	}
 	s := &suite{client: c, profile: profile, opts: opts, validator: validate.NewValidator()}
 	if err := s.setup(ctx); err != nil {
 		s.record(&rep, Item{ID: "0", Name: "setup", Verdict: Fail, Detail: err.Error()})
@@ -197,6 +211,10 @@ func (s *suite) runItem(ctx context.Context, it item) (out Item) {
 	if cerr := t.cleanup(); cerr != nil && err == nil {
 		err = cerr
 	}
+	out.Claim, out.Observation = t.claimed, t.observed
+	if err == nil && t.observed != nil && !t.observed.Agrees {
+		err = fmt.Errorf("the observation disagrees: %s", t.observed.Result)
+	}
 	var skip *errSkip
 	switch {
 	case err == nil:
@@ -219,6 +237,8 @@ type itemT struct {
 	dir      string
 	runtimes []*fabric.Runtime
 	dirs     []string // state directories to check for leaks
+	claimed  *Claim
+	observed *Observation
 }
 
 func (t *itemT) run(ctx context.Context, it item) (detail string, err error) {

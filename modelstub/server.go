@@ -198,6 +198,24 @@ func (s *Server) AnthropicBaseURL() string { return s.url }
 func (s *Server) GeminiBaseURL() string { return s.url }
 
 // Client returns an HTTP client for the server whose idle connections are
+
+// APIs are the API families BaseURLFor knows ("" means openai).
+func APIs() []string { return []string{"openai", "anthropic", "gemini"} }
+
+// BaseURLFor is the base URL the clients of an API family take: "openai"
+// (or ""), "anthropic" or "gemini"; false for any other.
+func (s *Server) BaseURLFor(api string) (string, bool) {
+	switch api {
+	case "", "openai":
+		return s.OpenAIBaseURL(), true
+	case "anthropic":
+		return s.AnthropicBaseURL(), true
+	case "gemini":
+		return s.GeminiBaseURL(), true
+	}
+	return "", false
+}
+
 // closed by Close.
 func (s *Server) Client() *http.Client { return s.client }
 

@@ -10,8 +10,8 @@ import (
 )
 
 // TestConformance runs the conformance suite with each harness's profile
-// against its real Node host and a modelstub serving
-// conformance.modelstub.yaml; every item must pass, except the ones the
+// against its real Node host and the modelstub the profile names, which
+// the suite serves itself; every item must pass, except the ones the
 // profiles document as not provokable, which may be skipped.
 func TestConformance(t *testing.T) {
 	livetest.Short(t, "the Deep Agents and Strands hosts from harnesses/")
@@ -19,7 +19,7 @@ func TestConformance(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			path := harnessPath(t, h)
 			// malformed_output cannot be provoked (see the profiles).
-			harnesstest.Conformance(t, "packages/nvidia.fabric."+h.name+"/conformance.profile.yaml", "conformance.modelstub.yaml", path, "malformed-output")
+			harnesstest.Conformance(t, "packages/nvidia.fabric."+h.name+"/conformance.profile.yaml", "", path, "malformed-output")
 		})
 	}
 }

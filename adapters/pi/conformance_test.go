@@ -10,11 +10,11 @@ import (
 )
 
 // TestConformance runs the conformance suite with conformance.profile.yaml
-// against the real pi and a modelstub serving conformance.modelstub.yaml;
-// every item must pass, except the ones the profile documents as not
-// applicable, which may be skipped.
+// against the real pi and the modelstub the profile names, which the suite
+// serves itself; every item must pass, except the ones the profile
+// documents as not applicable, which may be skipped.
 func TestConformance(t *testing.T) {
 	livetest.Short(t, "the real Pi coding agent from harnesses/pi")
 	path := harnessPath(t)
-	harnesstest.Conformance(t, "packages/nvidia.fabric.pi-rpc/conformance.profile.yaml", "packages/nvidia.fabric.pi-rpc/conformance.modelstub.yaml", path, "malformed-output")
+	harnesstest.Conformance(t, "packages/nvidia.fabric.pi-rpc/conformance.profile.yaml", "", path, "malformed-output")
 }

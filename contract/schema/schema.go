@@ -62,6 +62,7 @@ func All() []Doc {
 		{"runtime-package", "PackageDescriptor", "A runtime package descriptor (fabric-package.json, fabric.package/v1alpha1).", reflect.TypeFor[contract.PackageDescriptor]()},
 		{"support-catalog", "SupportCatalog", "One signed, hash-chained version of the support catalog (fabric.catalog/v1alpha1).", reflect.TypeFor[contract.SupportCatalog]()},
 		{"trust", "Trust", "The support catalog's root of trust: keys, roles and thresholds (fabric.trust/v1alpha1).", reflect.TypeFor[contract.Trust]()},
+		{"qualification-predicate", "QualificationStatement", "An in-toto Statement v1 with a qualification predicate (the payload of a qualification receipt).", reflect.TypeFor[contract.QualificationStatement]()},
 	}
 }
 

@@ -73,7 +73,7 @@ func TestSchemaCatalogue(t *testing.T) {
 		"artifact-manifest", "runtime-handle", "invocation-handle", "environment-handle", "service-handle",
 		"service-reference", "runtime-stop-result", "agent-config", "runtime-context", "agent-run-request",
 		"agent-run-result", "check-request", "check-report", "doctor-report", "deployment", "batch", "batch-trial",
-		"batch-summary", "runtime-package", "support-catalog", "trust",
+		"batch-summary", "runtime-package", "support-catalog", "trust", "qualification-predicate",
 	}
 	if diff := cmp.Diff(want, schema.Names()); diff != "" {
 		t.Errorf("SchemaNames (-want +got):\n%s", diff)

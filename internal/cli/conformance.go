@@ -18,11 +18,13 @@ func (a *app) conformanceCommand() *cobra.Command {
 	var itemTimeout time.Duration
 	var only []string
 	cmd := &cobra.Command{
-		Use:   "conformance DESCRIPTOR|ADAPTER_ID [--profile FILE]",
+		Use:   "conformance DESCRIPTOR|ADAPTER_ID|PACKAGE_DIR [--profile FILE]",
 		Short: "Run the adapter conformance suite against one adapter",
 		Long: "Run the adapter conformance matrix (discovery, planning and rejections, doctor, lifecycle, failure modes, cleanup, isolation, secret redaction) against one adapter.\n" +
 			"DESCRIPTOR is a *.fabric-adapter.json file (found through discovery.local_paths) or ADAPTER_ID a discovered adapter's id. " +
-			"Without --profile the built-in profile of a bundled adapter is used, or else a generic one that only starts and stops runtimes.\n" +
+			"PACKAGE_DIR is a runtime package directory (with fabric-package.json): its adapter descriptor and qualification.profile are used. " +
+			"Without --profile the built-in profile of a bundled adapter is used, or else a generic one that only starts and stops runtimes. " +
+			"A profile naming a modelstub script gets that model endpoint served for the run (no endpoint to start by hand).\n" +
 			"With --output text one line per item is printed as it finishes; with json, the report. Exit status 0 when no item failed, 1 otherwise, 2 on usage errors.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -56,6 +58,11 @@ func (a *app) conformanceCommand() *cobra.Command {
 
 // conformanceProfile resolves the target argument and the profile.
 func conformanceProfile(target, profilePath string) (conformance.Profile, error) {
+	if profilePath == "" {
+		if p, ok, err := packageProfile(target); ok || err != nil {
+			return p, err
+		}
+	}
 	adapterID, descriptor, err := conformanceTarget(target)
 	if err != nil {
 		return conformance.Profile{}, err

@@ -16,6 +16,7 @@ func (a *app) packagesCommand() *cobra.Command {
 		a.packagesCatalogCommands(),
 		a.packagesOpCommands(),
 		a.packagesInstallCommands(),
+		a.packagesQualifyCommands(),
 	} {
 		cmd.AddCommand(sub...)
 	}

@@ -70,7 +70,7 @@ func TestLivePackagesInstallThenRun(t *testing.T) {
 		t.Fatalf("second install: exit %d %s", code, out)
 	}
 
-	script, err := modelstub.LoadScript(filepath.Join("..", "..", "adapters", "codex", "conformance.modelstub.yaml"))
+	script, err := modelstub.LoadScript(filepath.Join("..", "..", "adapters", "codex", "packages", "nvidia.fabric.codex", "conformance.modelstub.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

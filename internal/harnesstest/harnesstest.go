@@ -151,9 +151,11 @@ func CheckEndpoint(t testing.TB, stub *modelstub.Server, proxy *livetest.Proxy, 
 // Conformance runs the conformance suite with the profile file against
 // the real harness and a modelstub serving the script file (the profile's
 // models.default.base_url is pointed at it), with this test binary as the
-// host of bundled Go adapters and path first on PATH. Every item must
-// pass except those named in mayskip (documented as not provokable in the
-// profile); the endpoint must have seen a request.
+// host of bundled Go adapters and path first on PATH. A profile that names
+// its own modelstub script gets it served by the suite instead, and
+// scriptFile must be empty. Every item must pass except those named in
+// mayskip (documented as not provokable in the profile); the endpoint must
+// have seen a request.
 func Conformance(t testing.TB, profileFile, scriptFile string, path []string, mayskip ...string) {
 	t.Helper()
 	profile, err := conformance.LoadProfile(profileFile)
@@ -163,13 +165,20 @@ func Conformance(t testing.TB, profileFile, scriptFile string, path []string, ma
 	if profile.SecretEnv != "" {
 		iface.RecordForAudit(profile.Env[profile.SecretEnv])
 	}
-	script, err := modelstub.LoadScript(scriptFile)
-	if err != nil {
-		t.Fatal(err)
+	requests := func(rep conformance.Report) int { return rep.ModelEndpoint.Requests }
+	switch {
+	case profile.ModelStub != "" && scriptFile != "":
+		t.Fatalf("profile %s serves %s itself: pass no script file", profileFile, profile.ModelStub)
+	case profile.ModelStub == "":
+		script, err := modelstub.LoadScript(scriptFile)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stub := modelstub.New(script)
+		defer stub.Close()
+		profile.Base["models"].(map[string]any)["default"].(map[string]any)["base_url"] = stub.OpenAIBaseURL()
+		requests = func(conformance.Report) int { return len(stub.Requests()) }
 	}
-	stub := modelstub.New(script)
-	defer stub.Close()
-	profile.Base["models"].(map[string]any)["default"].(map[string]any)["base_url"] = stub.OpenAIBaseURL()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +194,10 @@ func Conformance(t testing.TB, profileFile, scriptFile string, path []string, ma
 	for _, p := range rep.Unexpected(mayskip...) {
 		t.Error(p)
 	}
-	if len(stub.Requests()) == 0 {
+	if rep.ModelEndpoint == nil && profile.ModelStub != "" {
+		t.Fatal("the suite served no model endpoint")
+	}
+	if requests(rep) == 0 {
 		t.Error("the model endpoint saw no request")
 	}
 }

@@ -1,0 +1,288 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/fabric-runtime/fabric/conformance"
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/attest"
+	"github.com/fabric-runtime/fabric/internal/qualify"
+	"github.com/fabric-runtime/fabric/internal/treemanifest"
+)
+
+// packagesQualifyCommands are `fabric packages qualify` and `fabric
+// packages receipt verify|show`.
+func (a *app) packagesQualifyCommands() []*cobra.Command {
+	receipt := &cobra.Command{Use: "receipt", Short: "Verify or show a qualification receipt"}
+	receipt.AddCommand(a.receiptVerifyCommand(), a.receiptShowCommand())
+	return []*cobra.Command{a.packagesQualifyCommand(), receipt}
+}
+
+func (a *app) packagesQualifyCommand() *cobra.Command {
+	var platform, out, keyFile string
+	cmd := &cobra.Command{
+		Use:   "qualify PATH --out FILE [--platform P] [--key FILE]",
+		Short: "Run the conformance suite on a package and write its qualification receipt",
+		Long: "Run the conformance suite with the package's own profile (qualification.profile of PATH/fabric-package.json), serving the model endpoint the profile names itself, " +
+			"and write an in-toto Statement with the qualification predicate to FILE: signed into a DSSE receipt with --key (a qualifier key), unsigned without. " +
+			"When FILE is a directory the receipt is written there as sha256-<hex>.intoto.json. Exit status 0 when the package qualified, 1 otherwise (the statement is written either way).",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return &exitError{code: ExitUsage, err: fmt.Errorf("--out is required")}
+			}
+			var key *attest.PrivateKey
+			if keyFile != "" {
+				k, err := attest.ReadPrivateKey(keyFile)
+				if err != nil {
+					return &exitError{code: ExitUsage, err: err}
+				}
+				key = k
+			}
+			if platform == "" {
+				platform = qualify.Platform()
+			}
+			pkg, err := readQualifyPackage(args[0], platform)
+			if err != nil {
+				return &exitError{code: ExitFailure, err: err}
+			}
+			log := slog.New(slog.NewTextHandler(a.stdio.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			if a.output == "text" {
+				log = slog.New(slog.NewTextHandler(a.stdio.Err, nil))
+			}
+			st, err := qualify.Qualify(cmd.Context(), *pkg, qualify.Options{Platform: platform, Logger: log})
+			if err != nil {
+				return &exitError{code: ExitFailure, err: err}
+			}
+			data, err := statementBytes(st, key)
+			if err != nil {
+				return &exitError{code: ExitFailure, err: err}
+			}
+			path := out
+			if fi, err := os.Stat(out); err == nil && fi.IsDir() {
+				path = filepath.Join(out, qualify.ReceiptName(data))
+			}
+			if err := os.WriteFile(path, data, 0o644); err != nil {
+				return &exitError{code: ExitFailure, err: err}
+			}
+			pred := st.Predicate
+			res := map[string]any{"package": pkg.ID + "@" + pkg.Version, "package_digest": map[string]string{"sha256": pkg.SHA256},
+				"platform": platform, "qualified": pred.Verdict.Qualified, "summary": pred.Summary, "out": path, "signed": key != nil}
+			if key != nil {
+				res["receipt"] = qualify.ReceiptName(data)
+			}
+			if len(pred.Verdict.Reasons) > 0 {
+				res["reasons"] = pred.Verdict.Reasons
+			}
+			if a.output == "text" {
+				writeResults(a, st)
+				fmt.Fprintf(a.stdio.Out, "%s@%s %s on %s: %s\n", pkg.ID, pkg.Version, pred.Summary.Result, platform, path)
+			} else if err := a.writeJSON(res); err != nil {
+				return err
+			}
+			if !pred.Verdict.Qualified {
+				return silentExit(ExitFailure)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&platform, "platform", "", "platform qualified (default: this machine's, e.g. linux-x86_64)")
+	cmd.Flags().StringVar(&out, "out", "", "file (or directory) the receipt is written to")
+	cmd.Flags().StringVar(&keyFile, "key", "", "qualifier private key file that signs the receipt")
+	return cmd
+}
+
+// statementBytes is the receipt (signed) or the bare statement.
+func statementBytes(st *qualify.Statement, key *attest.PrivateKey) ([]byte, error) {
+	if key == nil {
+		b, err := json.MarshalIndent(st, "", "  ")
+		return append(b, '\n'), err
+	}
+	env, err := qualify.Sign(st, key)
+	if err != nil {
+		return nil, err
+	}
+	return env.Marshal()
+}
+
+func (a *app) receiptVerifyCommand() *cobra.Command {
+	var keyFiles []string
+	var pkgPath, platform string
+	cmd := &cobra.Command{
+		Use:   "verify FILE --key PUBFILE [--package PATH] [--platform P]",
+		Short: "Verify a qualification receipt: signer, subjects, platform and verdict",
+		Long: "Verify the DSSE envelope of FILE against the qualifier keys, then that it qualifies: a qualified verdict borne out by its results on the platform and, with --package, " +
+			"the package directory's digest, its adapter descriptor's and its artifacts' for the platform as subjects. Exit status 1 with receipt_unverifiable or package_unqualified.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(keyFiles) == 0 {
+				return &exitError{code: ExitUsage, err: fmt.Errorf("--key is required")}
+			}
+			var keys []attest.PublicKey
+			for _, f := range keyFiles {
+				k, _, err := attest.ReadPublicKey(f)
+				if err != nil {
+					return &exitError{code: ExitUsage, err: err}
+				}
+				keys = append(keys, k)
+			}
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			if platform == "" {
+				platform = qualify.Platform()
+			}
+			expect := qualify.Expectation{Platform: platform}
+			if pkgPath != "" {
+				pkg, err := readQualifyPackage(pkgPath, platform)
+				if err != nil {
+					return &exitError{code: ExitFailure, err: err}
+				}
+				desc, err := conformance.FileSHA256(filepath.Join(pkg.Dir, filepath.FromSlash(pkg.Descriptor.Path)))
+				if err != nil {
+					return &exitError{code: ExitFailure, err: err}
+				}
+				expect = qualify.Expectation{PackageID: pkg.ID, PackageVersion: pkg.Version, PackageSHA256: pkg.SHA256,
+					DescriptorSHA256: desc, Artifacts: pkg.Artifacts, Platform: platform}
+			}
+			st, err := qualify.VerifyReceipt(data, keys, expect)
+			if err != nil {
+				return a.failure(err)
+			}
+			p := st.Predicate
+			if a.output == "text" {
+				fmt.Fprintf(a.stdio.Out, "verified: %s@%s qualified on %s (%s)\n", p.Package.ID, p.Package.Version, p.Platform, qualify.ReceiptName(data))
+				return nil
+			}
+			return a.writeJSON(map[string]any{"status": "verified", "receipt": qualify.ReceiptName(data),
+				"package": p.Package.ID + "@" + p.Package.Version, "platform": p.Platform, "qualified": p.Verdict.Qualified, "package_checked": pkgPath != ""})
+		},
+	}
+	cmd.Flags().StringArrayVar(&keyFiles, "key", nil, "qualifier public (or private) key file; repeat for more")
+	cmd.Flags().StringVar(&pkgPath, "package", "", "package directory the receipt must be about")
+	cmd.Flags().StringVar(&platform, "platform", "", "platform the receipt must be for (default: this machine's)")
+	return cmd
+}
+
+func (a *app) receiptShowCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "show FILE",
+		Short: "Show a qualification receipt's statement without verifying it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			data, err := os.ReadFile(args[0])
+			if err != nil {
+				return &exitError{code: ExitUsage, err: err}
+			}
+			env, err := attest.ParseEnvelope(data)
+			if err != nil {
+				return &exitError{code: ExitFailure, err: err}
+			}
+			st, err := qualify.ParseStatement(env.Payload)
+			if err != nil {
+				return &exitError{code: ExitFailure, err: err}
+			}
+			if a.output == "text" {
+				writeResults(a, st)
+				p := st.Predicate
+				fmt.Fprintf(a.stdio.Out, "%s@%s %s on %s (not verified; %d signature(s))\n", p.Package.ID, p.Package.Version, p.Summary.Result, p.Platform, len(env.Signatures))
+				return nil
+			}
+			return a.writeJSON(map[string]any{"verified": false, "receipt": qualify.ReceiptName(data), "statement": st})
+		},
+	}
+}
+
+// writeResults prints one line per result: verdict, tier, id, name,
+// and whether the postcondition was observed.
+func writeResults(a *app, st *qualify.Statement) {
+	for _, r := range st.Predicate.Results {
+		seen := ""
+		if o := r.Observation; o != nil {
+			seen = fmt.Sprintf(" [observed by %s: agrees=%v]", o.By, o.Agrees)
+		}
+		fmt.Fprintf(a.stdio.Out, "%-10s %-13s %-3s %-18s %s%s\n", r.Verdict, r.Tier, r.ID, r.Name, r.Detail, seen)
+	}
+}
+
+// readQualifyPackage reads the package directory dir as Qualify takes it:
+// its descriptor, digest and artifacts for platform.
+// replaced by pkgdesc.Load when it lands
+func readQualifyPackage(dir, platform string) (*qualify.Package, error) {
+	pkg, err := readPackageDescriptor(dir)
+	if err != nil {
+		return nil, err
+	}
+	arts, ok := pkg.all[platform]
+	if !ok {
+		return nil, fmt.Errorf("package %s: no artifacts for platform %s", filepath.Join(pkg.Dir, contract.PackageDescriptorFile), platform)
+	}
+	m, err := treemanifest.Take(pkg.Dir, treemanifest.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("package %s: %w", pkg.Dir, err)
+	}
+	pkg.SHA256, pkg.Artifacts = m.SHA256(), arts
+	return &pkg.Package, nil
+}
+
+// packageDir is a package directory's descriptor as Qualify takes it,
+// with the artifacts of every platform.
+type packageDir struct {
+	qualify.Package
+	all map[string][]contract.PackageArtifact
+}
+
+// readPackageDescriptor reads dir's fabric-package.json strictly.
+// replaced by pkgdesc.Load when it lands
+func readPackageDescriptor(dir string) (*packageDir, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	file := filepath.Join(abs, contract.PackageDescriptorFile)
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("package: %w", err)
+	}
+	var d contract.PackageDescriptor
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&d); err != nil {
+		return nil, fmt.Errorf("package %s: %w", file, err)
+	}
+	switch {
+	case d.ContractVersion != contract.PackageV1Alpha1:
+		return nil, fmt.Errorf("package %s: contract_version %q, want %s", file, d.ContractVersion, contract.PackageV1Alpha1)
+	case d.Qualification == nil || d.Qualification.Profile == "":
+		return nil, fmt.Errorf("package %s: qualification.profile is missing", file)
+	}
+	return &packageDir{Package: qualify.Package{ID: d.Package.ID, Version: d.Package.Version, Contract: d.ContractVersion, Dir: abs,
+		Descriptor: d.Adapter, Profile: d.Qualification.Profile, Required: d.Qualification.Required}, all: d.Artifacts}, nil
+}
+
+// packageProfile is the conformance profile of a package directory
+// target, with the package's adapter descriptor (ok false when target is
+// not a package directory).
+func packageProfile(target string) (conformance.Profile, bool, error) {
+	if st, err := os.Stat(filepath.Join(target, contract.PackageDescriptorFile)); err != nil || !st.Mode().IsRegular() {
+		return conformance.Profile{}, false, nil
+	}
+	pkg, err := readPackageDescriptor(target)
+	if err != nil {
+		return conformance.Profile{}, true, &exitError{code: ExitUsage, err: err}
+	}
+	p, err := conformance.LoadProfile(filepath.Join(pkg.Dir, filepath.FromSlash(pkg.Profile)))
+	if err != nil {
+		return p, true, &exitError{code: ExitUsage, err: err}
+	}
+	p.Descriptor = filepath.Join(pkg.Dir, filepath.FromSlash(pkg.Descriptor.Path))
+	return p, true, nil
+}
