@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/clientopts"
 )
 
 // Exit codes shared by the fabric commands.
@@ -51,7 +53,7 @@ type app struct {
 
 // Run executes the fabric CLI and returns its exit code.
 func Run(ctx context.Context, args []string, stdio Stdio) int {
-	a := &app{stdio: stdio, client: fabric.New(fabric.WithInstalledPackages(""))}
+	a := &app{stdio: stdio, client: fabric.New(clientopts.Binary(os.Getenv)...)}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdio.In)

@@ -17,6 +17,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/agentctl/server"
+	"github.com/fabric-runtime/fabric/internal/clientopts"
 	"github.com/fabric-runtime/fabric/internal/console"
 	"github.com/fabric-runtime/fabric/internal/deploy"
 	"github.com/fabric-runtime/fabric/internal/supervisor"
@@ -318,7 +319,7 @@ func (a *app) serveCommand() *cobra.Command {
 			signal.Ignore(syscall.SIGPIPE, syscall.SIGHUP)
 			logger := slog.New(slog.NewJSONHandler(a.stdio.Err, &slog.HandlerOptions{Level: level}))
 			sup, err := supervisor.New(supervisor.Options{StateDir: abs, Socket: socket, Logger: logger,
-				Client: fabric.New(fabric.WithLogger(logger)), ShutdownTimeout: shutdownTimeout})
+				Client: fabric.New(clientopts.With(os.Getenv, fabric.WithLogger(logger))...), ShutdownTimeout: shutdownTimeout})
 			if err != nil {
 				var ae *agentctl.Error
 				if !errors.As(err, &ae) {

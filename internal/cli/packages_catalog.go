@@ -23,9 +23,13 @@ import (
 	"github.com/spf13/cobra"
 
 	projectcatalog "github.com/fabric-runtime/fabric/catalog"
+	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/attest"
+	"github.com/fabric-runtime/fabric/internal/pkgdesc"
+	"github.com/fabric-runtime/fabric/internal/qualify"
 	sc "github.com/fabric-runtime/fabric/internal/supportcatalog"
+	"github.com/fabric-runtime/fabric/internal/treemanifest"
 )
 
 // packagesCatalogCommands are `fabric packages keygen`, `catalog ...`
@@ -299,11 +303,63 @@ func latestVersion(dir string) (*sc.Version, error) {
 	return sc.ParseVersion(p, data)
 }
 
+// entryOf is the candidate catalog entry of a package: its identity and
+// every digest it pins (a catalog artifact is named as its receipt
+// subject, kind:name@version).
+func entryOf(p *pkgdesc.Package) contract.CatalogEntry {
+	d := &p.Descriptor
+	e := contract.CatalogEntry{
+		Entry:         p.ID() + "@" + p.Version(),
+		Package:       contract.CatalogPackage{ID: p.ID(), Version: p.Version(), Publisher: d.Package.Publisher, Contract: d.ContractVersion},
+		PackageDigest: contract.DigestSet{SHA256: strings.TrimPrefix(p.Digest(), treemanifest.Prefix)},
+		Descriptor:    contract.DigestSet{SHA256: p.AdapterSHA256},
+		Runtime:       d.Runtime, Source: d.Source, Requires: d.Requires,
+		Artifacts: map[string][]contract.CatalogArtifact{},
+		State:     contract.StateCandidate,
+	}
+	for plat, arts := range d.Artifacts {
+		for _, a := range arts {
+			e.Artifacts[plat] = append(e.Artifacts[plat], contract.CatalogArtifact{Name: qualify.ArtifactSubject(a), Digest: a.Digest})
+		}
+	}
+	if len(e.Artifacts) == 0 {
+		// A package with nothing to install (a built-in adapter) still
+		// names the platform it was qualified on.
+		e.Artifacts[pkgdesc.HostPlatform()] = []contract.CatalogArtifact{}
+	}
+	return e
+}
+
+// observedAll reports whether the receipt file's statement observed,
+// with agreement, every item that has an observable postcondition (what
+// promotion to supported requires). The signature is checked when the
+// catalog is.
+func observedAll(file string) bool {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return false
+	}
+	env, err := attest.ParseEnvelope(data)
+	if err != nil {
+		return false
+	}
+	st, err := qualify.ParseStatement(env.Payload)
+	if err != nil {
+		return false
+	}
+	for _, it := range st.Predicate.Results {
+		if conformance.Observable(it.ID) && it.Verdict == contract.QualificationPass && (it.Observation == nil || !it.Observation.Agrees) {
+			return false
+		}
+	}
+	return true
+}
+
 func (a *app) catalogProposeCommand() *cobra.Command {
-	var dir, add, promote, state, reason, requalifyBy, supersede, by, sunset, revoke, running, expires string
+	var dir, add, addPackage, promote, state, reason, requalifyBy, supersede, by, sunset, revoke, running, expires string
 	var evidence, defaults, receipts []string
 	cmd := &cobra.Command{
-		Use:   "propose --dir DIR (--add FILE.json | --promote ENTRY --state S | --supersede ENTRY --by ENTRY --sunset DATE | --revoke ENTRY --reason R --running P --evidence SHA256 | --default ID=ENTRY)",
+		Use:   "propose --dir DIR (--add FILE.json | --add-package ID|PATH | --promote ENTRY --state S | --supersede ENTRY --by ENTRY --sunset DATE | --revoke ENTRY --reason R --running P --evidence SHA256 | --default ID=ENTRY)",
 		Short: "Write catalog version N+1, unsigned, after checking the transition from N",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -334,17 +390,25 @@ func (a *app) catalogProposeCommand() *cobra.Command {
 				return nil, fmt.Errorf("catalog serial %d has no entry %s", prev.Doc.Serial, name)
 			}
 			changes := 0
-			if add != "" {
+			if add != "" || addPackage != "" {
 				changes++
-				data, err := os.ReadFile(add)
-				if err != nil {
-					return a.failure(err)
-				}
 				var e contract.CatalogEntry
-				dec := json.NewDecoder(bytes.NewReader(data))
-				dec.DisallowUnknownFields()
-				if err := dec.Decode(&e); err != nil {
-					return a.failure(fmt.Errorf("%s: not a catalog entry: %w", add, err))
+				if addPackage != "" {
+					pkg, _, err := findPackage(addPackage, nil)
+					if err != nil {
+						return a.failure(err)
+					}
+					e = entryOf(pkg)
+				} else {
+					data, err := os.ReadFile(add)
+					if err != nil {
+						return a.failure(err)
+					}
+					dec := json.NewDecoder(bytes.NewReader(data))
+					dec.DisallowUnknownFields()
+					if err := dec.Decode(&e); err != nil {
+						return a.failure(fmt.Errorf("%s: not a catalog entry: %w", add, err))
+					}
 				}
 				if e.Since == "" {
 					e.Since = today
@@ -363,6 +427,9 @@ func (a *app) catalogProposeCommand() *cobra.Command {
 					}
 					rc := e.Receipts[plat]
 					rc.SHA256 = sum
+					if addPackage != "" {
+						rc.ObservedAll = observedAll(file)
+					}
 					e.Receipts[plat] = rc
 				}
 				doc.Entries = append(doc.Entries, e)
@@ -436,6 +503,7 @@ func (a *app) catalogProposeCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&dir, "dir", "", "catalog directory")
 	f.StringVar(&add, "add", "", "catalog entry (JSON) to list as a candidate")
+	f.StringVar(&addPackage, "add-package", "", "list this package (an ID built in, or a package directory) as a candidate, with every digest it pins taken from it")
 	f.StringArrayVar(&receipts, "receipt", nil, "with --add: PLATFORM=FILE, a receipt envelope to copy into receipts/ and cite (repeatable)")
 	f.StringVar(&promote, "promote", "", "entry to move to --state")
 	f.StringVar(&state, "state", "", "with --promote: compatible or supported")
@@ -569,9 +637,9 @@ func (a *app) catalogVerifyCommand() *cobra.Command {
 	return cmd
 }
 
-// receiptVerifier is the verifier of receipt envelopes; nil until the
-// qualification package provides one (receipts then show as unverified).
-func (a *app) receiptVerifier() sc.ReceiptVerifier { return nil }
+// receiptVerifier is the verifier of the receipt envelopes a catalog
+// cites: the qualification rules (internal/qualify).
+func (a *app) receiptVerifier() sc.ReceiptVerifier { return qualify.CatalogVerifier() }
 
 // baseCatalog is the --since base: a directory, or the catalog directory
 // at a git revision (read with git archive).

@@ -11,19 +11,42 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 	"github.com/fabric-runtime/fabric/internal/pkginstall"
 )
 
-// errNotBundled is what bundledPackage says of an id no bundled package has.
-var errNotBundled = errors.New("not a bundled package")
-
-// bundledPackage returns the package directory of the bundled package id.
-// The bundled package directories (adapters/<dir>/packages/<id>/) are
-// not exported yet: until they are, every id is not bundled and
-// `fabric packages install --from DIR` installs a package directory.
-func bundledPackage(id string) (fs.FS, error) {
-	return nil, fmt.Errorf("%s: %w (install a package directory with --from DIR)", id, errNotBundled)
+// installSource reads the package to install: the package directory from
+// when given, else the bundled package id, with every check a package
+// gets (internal/pkgdesc).
+func installSource(id, from string) (pkginstall.Source, error) {
+	var p *pkgdesc.Package
+	var err error
+	if from != "" {
+		p, err = pkgdesc.Load(from)
+	} else {
+		var fsys fs.FS
+		if fsys, _, err = packageByID(id, nil); err != nil {
+			var ce *contract.ConfigError
+			if errors.As(err, &ce) {
+				ce.Stage, ce.Code = pkginstall.StageInstall, codePackageNotBundled
+			}
+			return pkginstall.Source{}, err
+		}
+		p, err = pkgdesc.LoadFS(fsys)
+	}
+	if err != nil {
+		return pkginstall.Source{}, err
+	}
+	fsys := p.FS
+	if fsys == nil {
+		fsys = os.DirFS(p.Dir)
+	}
+	return pkginstall.Source{Descriptor: p.Descriptor, FS: fsys, Digest: p.Digest()}, nil
 }
+
+// codePackageNotBundled: `fabric packages install ID` names no bundled
+// package.
+const codePackageNotBundled = "package_not_bundled"
 
 func (a *app) packagesInstallCommands() []*cobra.Command {
 	var force bool
@@ -39,18 +62,9 @@ func (a *app) packagesInstallCommands() []*cobra.Command {
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, version, _ := strings.Cut(args[0], "@")
-			var fsys fs.FS
-			if from != "" {
-				fsys = os.DirFS(from)
-			} else {
-				var err error
-				if fsys, err = bundledPackage(id); err != nil {
-					return a.failure(&contract.ConfigError{Failure: contract.Failure{Stage: pkginstall.StageInstall, Code: "package_not_bundled", Message: err.Error(), Err: err}})
-				}
-			}
-			src, err := pkginstall.LoadSource(fsys)
+			src, err := installSource(id, from)
 			if err != nil {
-				return a.failure(&contract.ConfigError{Failure: contract.Failure{Stage: pkginstall.StageInstall, Code: pkginstall.CodeNotInstallable, Path: from, Message: err.Error(), Err: err}})
+				return a.failure(err)
 			}
 			if p := src.Descriptor.Package; p.ID != id || (version != "" && p.Version != version) {
 				return a.failure(&contract.ConfigError{Failure: contract.Failure{Stage: pkginstall.StageInstall, Code: pkginstall.CodeNotInstallable, Path: "package",

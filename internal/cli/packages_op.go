@@ -1,12 +1,8 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,14 +25,20 @@ func (a *app) packagesOpCommands() []*cobra.Command {
 	var allow bool
 	var watch []string
 	run := &cobra.Command{
-		Use:   "run PACKAGE-DIR OP-ID",
+		Use:   "run ID|PACKAGE-DIR OP-ID",
 		Short: "Run one helper operation against the state paths under --home (read operations change nothing; configure operations only their writes)",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, desc, err := readPackage(args[0])
+			pkg, _, err := findPackage(args[0], nil)
 			if err != nil {
-				return a.failure(err)
+				return a.failure(opError(args[0], "cannot read the package", err))
 			}
+			pkg, cleanup, err := packageOnDisk(pkg)
+			if err != nil {
+				return a.failure(opError(args[0], "cannot read the package", err))
+			}
+			defer cleanup()
+			dir, desc := pkg.Dir, &pkg.Descriptor
 			var found *contract.PackageOperation
 			var ids []string
 			for i := range desc.Operations {
@@ -110,52 +112,6 @@ func (a *app) operationResult(res *pkgop.Result, err error) error {
 		return silentExit(ExitFailure)
 	}
 	return nil
-}
-
-// readPackage reads the descriptor of the package directory (or
-// descriptor file) arg: strict JSON, unknown fields refused.
-// replaced by pkgdesc.Load when it lands
-func readPackage(arg string) (string, *contract.PackageDescriptor, error) {
-	p, err := filepath.Abs(arg)
-	if err != nil {
-		return "", nil, opError(arg, "bad package path", err)
-	}
-	if info, err := os.Stat(p); err == nil && info.IsDir() {
-		p = filepath.Join(p, contract.PackageDescriptorFile)
-	} else if errors.Is(err, fs.ErrNotExist) {
-		return "", nil, opError(arg, "no package directory or descriptor here (give the package's directory)", err)
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return "", nil, opError(p, "cannot read the package descriptor", err)
-	}
-	desc, err := decodeDescriptor(data)
-	if err != nil {
-		return "", nil, opError(p, err.Error(), nil)
-	}
-	return filepath.Dir(p), desc, nil
-}
-
-// decodeDescriptor is the strict JSON decode of a descriptor, with the
-// checks an operation run needs.
-// replaced by pkgdesc.Load when it lands
-func decodeDescriptor(data []byte) (*contract.PackageDescriptor, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var d contract.PackageDescriptor
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("invalid package descriptor: %w", err)
-	}
-	if dec.More() {
-		return nil, errors.New("invalid package descriptor: more than one JSON value")
-	}
-	if d.ContractVersion != contract.PackageV1Alpha1 {
-		return nil, fmt.Errorf("contract_version %q is not %s", d.ContractVersion, contract.PackageV1Alpha1)
-	}
-	if d.Package.ID == "" {
-		return nil, errors.New("package.id is missing")
-	}
-	return &d, nil
 }
 
 // resolveStatePaths maps each state path id to its absolute path under

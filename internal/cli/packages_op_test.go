@@ -4,22 +4,19 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/fabric-runtime/fabric/contract"
 )
 
-// The local descriptor reader never panics, and every state path it
-// resolves stays inside the home.
-func FuzzDecodeDescriptor(f *testing.F) {
-	f.Add([]byte(`{"contract_version":"fabric.package/v1alpha1","package":{"id":"a","version":"1","publisher":"p"},"state_paths":[{"id":"c","path":"~/x/../y","class":"config"}],"operations":[{"id":"o","mode":"read","argv":["true"]}]}`))
-	f.Add([]byte(`{"contract_version":"fabric.package/v1alpha1","package":{"id":"a"},"state_paths":[{"id":"c","path":"../etc"}]}`))
-	f.Add([]byte(`{"contract_version":"x"} {}`))
-	f.Add([]byte(`{"unknown":1}`))
+// Every state path resolveStatePaths accepts stays inside the home,
+// whatever a package declares.
+func FuzzResolveStatePaths(f *testing.F) {
+	f.Add("c", "~/x/../y", "s", "sessions")
+	f.Add("c", "../etc", "c", "x")
+	f.Add("a", "/abs", "b", "~/")
 	home := "/runtime/home"
-	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := decodeDescriptor(data)
-		if err != nil {
-			return
-		}
-		paths, err := resolveStatePaths(d.StatePaths, home)
+	f.Fuzz(func(t *testing.T, id1, p1, id2, p2 string) {
+		paths, err := resolveStatePaths([]contract.PackageStatePath{{ID: id1, Path: p1}, {ID: id2, Path: p2}}, home)
 		if err != nil {
 			return
 		}
@@ -32,10 +29,7 @@ func FuzzDecodeDescriptor(f *testing.F) {
 }
 
 func TestResolveStatePaths(t *testing.T) {
-	d, err := decodeDescriptor([]byte(`{"contract_version":"fabric.package/v1alpha1","package":{"id":"a"},"state_paths":[{"id":"c","path":"~/.app/config.json"},{"id":"s","path":"sessions"}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := contract.PackageDescriptor{StatePaths: []contract.PackageStatePath{{ID: "c", Path: "~/.app/config.json"}, {ID: "s", Path: "sessions"}}}
 	got, err := resolveStatePaths(d.StatePaths, "/h")
 	if err != nil || got["c"] != "/h/.app/config.json" || got["s"] != "/h/sessions" {
 		t.Fatalf("%v %v", got, err)

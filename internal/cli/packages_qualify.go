@@ -1,18 +1,19 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/attest"
+	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 	"github.com/fabric-runtime/fabric/internal/qualify"
 	"github.com/fabric-runtime/fabric/internal/treemanifest"
 )
@@ -28,7 +29,7 @@ func (a *app) packagesQualifyCommands() []*cobra.Command {
 func (a *app) packagesQualifyCommand() *cobra.Command {
 	var platform, out, keyFile string
 	cmd := &cobra.Command{
-		Use:   "qualify PATH --out FILE [--platform P] [--key FILE]",
+		Use:   "qualify ID|PATH --out FILE [--platform P] [--key FILE]",
 		Short: "Run the conformance suite on a package and write its qualification receipt",
 		Long: "Run the conformance suite with the package's own profile (qualification.profile of PATH/fabric-package.json), serving the model endpoint the profile names itself, " +
 			"and write an in-toto Statement with the qualification predicate to FILE: signed into a DSSE receipt with --key (a qualifier key), unsigned without. " +
@@ -49,10 +50,11 @@ func (a *app) packagesQualifyCommand() *cobra.Command {
 			if platform == "" {
 				platform = qualify.Platform()
 			}
-			pkg, err := readQualifyPackage(args[0], platform)
+			pkg, cleanup, err := qualifyPackage(args[0], platform)
 			if err != nil {
 				return &exitError{code: ExitFailure, err: err}
 			}
+			defer cleanup()
 			log := slog.New(slog.NewTextHandler(a.stdio.Err, &slog.HandlerOptions{Level: slog.LevelWarn}))
 			if a.output == "text" {
 				log = slog.New(slog.NewTextHandler(a.stdio.Err, nil))
@@ -142,16 +144,12 @@ func (a *app) receiptVerifyCommand() *cobra.Command {
 			}
 			expect := qualify.Expectation{Platform: platform}
 			if pkgPath != "" {
-				pkg, err := readQualifyPackage(pkgPath, platform)
+				pkg, _, err := findPackage(pkgPath, nil)
 				if err != nil {
 					return &exitError{code: ExitFailure, err: err}
 				}
-				desc, err := conformance.FileSHA256(filepath.Join(pkg.Dir, filepath.FromSlash(pkg.Descriptor.Path)))
-				if err != nil {
-					return &exitError{code: ExitFailure, err: err}
-				}
-				expect = qualify.Expectation{PackageID: pkg.ID, PackageVersion: pkg.Version, PackageSHA256: pkg.SHA256,
-					DescriptorSHA256: desc, Artifacts: pkg.Artifacts, Platform: platform}
+				expect = qualify.Expectation{PackageID: pkg.ID(), PackageVersion: pkg.Version(), PackageSHA256: strings.TrimPrefix(pkg.Digest(), treemanifest.Prefix),
+					DescriptorSHA256: pkg.AdapterSHA256, Artifacts: pkg.Descriptor.Artifacts[platform], Platform: platform}
 			}
 			st, err := qualify.VerifyReceipt(data, keys, expect)
 			if err != nil {
@@ -213,76 +211,76 @@ func writeResults(a *app, st *qualify.Statement) {
 	}
 }
 
-// readQualifyPackage reads the package directory dir as Qualify takes it:
-// its descriptor, digest and artifacts for platform.
-// replaced by pkgdesc.Load when it lands
-func readQualifyPackage(dir, platform string) (*qualify.Package, error) {
-	pkg, err := readPackageDescriptor(dir)
+// qualifyPackage finds arg (a package directory, or the id of a
+// package built in) as Qualify takes it, for platform. A built-in package
+// is written to a temporary directory first (with the same digest);
+// cleanup removes it.
+func qualifyPackage(arg, platform string) (*qualify.Package, func(), error) {
+	p, _, err := findPackage(arg, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	arts, ok := pkg.all[platform]
-	if !ok {
-		return nil, fmt.Errorf("package %s: no artifacts for platform %s", filepath.Join(pkg.Dir, contract.PackageDescriptorFile), platform)
-	}
-	m, err := treemanifest.Take(pkg.Dir, treemanifest.Options{})
+	p, cleanup, err := packageOnDisk(p)
 	if err != nil {
-		return nil, fmt.Errorf("package %s: %w", pkg.Dir, err)
+		return nil, nil, err
 	}
-	pkg.SHA256, pkg.Artifacts = m.SHA256(), arts
-	return &pkg.Package, nil
+	q, err := qualify.PackageFrom(p, platform)
+	if err != nil {
+		cleanup()
+		return nil, nil, err
+	}
+	return &q, cleanup, nil
 }
 
-// packageDir is a package directory's descriptor as Qualify takes it,
-// with the artifacts of every platform.
-type packageDir struct {
-	qualify.Package
-	all map[string][]contract.PackageArtifact
-}
-
-// readPackageDescriptor reads dir's fabric-package.json strictly.
-// replaced by pkgdesc.Load when it lands
-func readPackageDescriptor(dir string) (*packageDir, error) {
-	abs, err := filepath.Abs(dir)
+// packageOnDisk is p itself when it is a directory, else a copy of its
+// files in a new temporary directory, checked to have p's digest.
+func packageOnDisk(p *pkgdesc.Package) (*pkgdesc.Package, func(), error) {
+	if p.Dir != "" {
+		return p, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "fabric-package-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	file := filepath.Join(abs, contract.PackageDescriptorFile)
-	data, err := os.ReadFile(file)
+	cleanup := func() { os.RemoveAll(dir) }
+	if err := os.CopyFS(dir, p.FS); err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("package %s: %w", p.ID(), err)
+	}
+	q, err := pkgdesc.Load(dir)
+	if err == nil && q.Digest() != p.Digest() {
+		err = fmt.Errorf("package %s: its copy in %s has digest %s, not %s", p.ID(), dir, q.Digest(), p.Digest())
+	}
 	if err != nil {
-		return nil, fmt.Errorf("package: %w", err)
+		cleanup()
+		return nil, nil, err
 	}
-	var d contract.PackageDescriptor
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("package %s: %w", file, err)
-	}
-	switch {
-	case d.ContractVersion != contract.PackageV1Alpha1:
-		return nil, fmt.Errorf("package %s: contract_version %q, want %s", file, d.ContractVersion, contract.PackageV1Alpha1)
-	case d.Qualification == nil || d.Qualification.Profile == "":
-		return nil, fmt.Errorf("package %s: qualification.profile is missing", file)
-	}
-	return &packageDir{Package: qualify.Package{ID: d.Package.ID, Version: d.Package.Version, Contract: d.ContractVersion, Dir: abs,
-		Descriptor: d.Adapter, Profile: d.Qualification.Profile, Required: d.Qualification.Required}, all: d.Artifacts}, nil
+	return q, cleanup, nil
 }
 
 // packageProfile is the conformance profile of a package directory
 // target, with the package's adapter descriptor (ok false when target is
 // not a package directory).
-func packageProfile(target string) (conformance.Profile, bool, error) {
+func packageProfile(target string) (_ conformance.Profile, ok bool, _ error) {
 	if st, err := os.Stat(filepath.Join(target, contract.PackageDescriptorFile)); err != nil || !st.Mode().IsRegular() {
 		return conformance.Profile{}, false, nil
 	}
-	pkg, err := readPackageDescriptor(target)
+	abs, err := filepath.Abs(target)
 	if err != nil {
 		return conformance.Profile{}, true, &exitError{code: ExitUsage, err: err}
 	}
-	p, err := conformance.LoadProfile(filepath.Join(pkg.Dir, filepath.FromSlash(pkg.Profile)))
+	pkg, err := pkgdesc.Load(abs)
+	if err != nil {
+		return conformance.Profile{}, true, &exitError{code: ExitUsage, err: err}
+	}
+	q := pkg.Descriptor.Qualification
+	if q == nil || q.Profile == "" {
+		return conformance.Profile{}, true, &exitError{code: ExitUsage, err: fmt.Errorf("package %s has no qualification.profile", pkg.Dir)}
+	}
+	p, err := conformance.LoadProfile(pkg.Path(q.Profile))
 	if err != nil {
 		return p, true, &exitError{code: ExitUsage, err: err}
 	}
-	p.Descriptor = filepath.Join(pkg.Dir, filepath.FromSlash(pkg.Descriptor.Path))
+	p.Descriptor = pkg.AdapterPath
 	return p, true, nil
 }

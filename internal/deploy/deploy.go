@@ -13,6 +13,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
+	"github.com/fabric-runtime/fabric/internal/clientopts"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
 	"github.com/fabric-runtime/fabric/internal/deploy/document"
 	"github.com/fabric-runtime/fabric/internal/supervisor"
@@ -71,7 +72,7 @@ func (o *Options) defaults() {
 		o.LookupEnv = os.LookupEnv
 	}
 	if o.Client == nil {
-		o.Client = fabric.New()
+		o.Client = fabric.New(clientopts.Binary(os.Getenv)...)
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

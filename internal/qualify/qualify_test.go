@@ -2,7 +2,6 @@ package qualify
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,36 +13,37 @@ import (
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/attest"
+	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 	"github.com/fabric-runtime/fabric/internal/livetest"
-	"github.com/fabric-runtime/fabric/internal/treemanifest"
 )
 
-// scriptedPackage reads testdata/scripted as a caller would.
+// scriptedPackage reads a package directory as a caller would.
 func scriptedPackage(t *testing.T, dir string) Package {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, contract.PackageDescriptorFile))
+	pkg, err := pkgdesc.Load(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d contract.PackageDescriptor
-	if err := json.Unmarshal(data, &d); err != nil {
-		t.Fatal(err)
-	}
-	m, err := treemanifest.Take(dir, treemanifest.Options{})
+	p, err := PackageFrom(pkg, Platform())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Package{ID: d.Package.ID, Version: d.Package.Version, Contract: d.ContractVersion, SHA256: m.SHA256(), Dir: dir,
-		Descriptor: d.Adapter, Artifacts: d.Artifacts[Platform()], Profile: d.Qualification.Profile, Required: d.Qualification.Required}
+	return p
 }
 
-// The scripted test package qualifies end to end: the suite serves the
+// scriptedDir is the bundled scripted package.
+var scriptedDir = filepath.Join("..", "..", "adapters", "scripted", "packages", "fabric.scripted")
+
+// The bundled scripted package qualifies end to end: the suite serves the
 // profile's model endpoint itself, every observable item carries a claim
 // and an agreeing observation, and the signed receipt verifies against
 // the package's digests.
 func TestQualifyScriptedPackage(t *testing.T) {
-	dir, _ := filepath.Abs(filepath.Join("testdata", "scripted"))
+	dir, _ := filepath.Abs(scriptedDir)
 	p := scriptedPackage(t, dir)
+	// The package's qualification.required raises item 13 (CAPABILITY by
+	// default) to MANDATORY.
+	p.Required = append(p.Required, contract.QualificationRequire{ID: "13", Tier: contract.TierMandatory})
 	st, err := Qualify(context.Background(), p, Options{TempDir: t.TempDir(), ItemTimeout: 30 * time.Second,
 		Env: append(os.Environ(), "GORACE=atexit_sleep_ms=0")})
 	if err != nil {
@@ -88,7 +88,7 @@ func TestQualifyScriptedPackage(t *testing.T) {
 // A package whose descriptor is not the one it names by digest is not
 // qualified at all.
 func TestQualifyRefusesDescriptorMismatch(t *testing.T) {
-	dir, _ := filepath.Abs(filepath.Join("testdata", "scripted"))
+	dir, _ := filepath.Abs(scriptedDir)
 	p := scriptedPackage(t, dir)
 	p.Descriptor.SHA256 = strings.Repeat("0", 64)
 	if _, err := Qualify(context.Background(), p, Options{TempDir: t.TempDir()}); err == nil || !strings.Contains(err.Error(), "the package says") {
@@ -164,7 +164,7 @@ func escaperPackage(t *testing.T) string {
   "package": {"id": "test.escaper", "version": "1", "publisher": "fabric-runtime"},
   "adapter": {"path": "escaper.fabric-adapter.json", "sha256": "` + sum + `"},
   "runtime": {"name": "escaper", "version": "1"},
-  "artifacts": {"` + Platform() + `": []},
+  "artifacts": {},
   "qualification": {"suite": "fabric-conformance", "profile": "conformance.profile.yaml"}}`,
 	}
 	for name, text := range files {

@@ -14,6 +14,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/agentctl/server"
+	"github.com/fabric-runtime/fabric/internal/clientopts"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
 	"github.com/fabric-runtime/fabric/internal/modelproxy"
 )
@@ -118,7 +119,7 @@ func New(opts Options) (*Supervisor, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Client == nil {
-		opts.Client = fabric.New(fabric.WithLogger(opts.Logger))
+		opts.Client = fabric.New(clientopts.With(os.Getenv, fabric.WithLogger(opts.Logger))...)
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err

@@ -152,9 +152,8 @@ func checkEntry(e *contract.CatalogEntry) error {
 		return fmt.Errorf("state: %q, want one of %s", e.State, strings.Join(states(), ", "))
 	}
 	for _, plat := range slices.Sorted(mapKeys(e.Artifacts)) {
-		if len(e.Artifacts[plat]) == 0 {
-			return fmt.Errorf("artifacts.%s: empty", plat)
-		}
+		// An empty list is a platform the package runs on with nothing
+		// to install (an adapter built into Fabric).
 		for j, a := range e.Artifacts[plat] {
 			if a.Name == "" || len(a.Digest) == 0 {
 				return fmt.Errorf("artifacts.%s[%d]: name and digest are required", plat, j)
