@@ -27,7 +27,8 @@ func runCLI(t *testing.T, args ...string) (int, string, string) {
 }
 
 // The issue's acceptance, end to end with the npm registry: on a clean
-// data directory `fabric packages install` of the Codex package, then
+// data directory `fabric packages install nvidia.fabric.codex` (the
+// package built into fabric), then
 // `fabric run` of a Codex config against the scripted model endpoint works
 // with FABRIC_HARNESS_PATH unset and no harness on PATH; after one byte of
 // the installed launcher is changed the next start fails closed with
@@ -48,13 +49,8 @@ func TestLivePackagesInstallThenRun(t *testing.T) {
 	os.Unsetenv(fabric.EnvHarnessPath)
 	data := t.TempDir()
 	t.Setenv(pkginstall.EnvDataHome, data)
-	fixture, err := filepath.Abs(filepath.Join("..", "pkginstall", "testdata", "codex"))
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	start := time.Now()
-	code, out, errOut := runCLI(t, "packages", "install", "nvidia.fabric.codex", "--from", fixture)
+	code, out, errOut := runCLI(t, "packages", "install", "nvidia.fabric.codex")
 	if code != 0 {
 		t.Fatalf("install exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -66,7 +62,7 @@ func TestLivePackagesInstallThenRun(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &inst); err != nil || inst.Status != "installed" || len(inst.Bins) != 1 {
 		t.Fatalf("install output %s (%v)", out, err)
 	}
-	if code, out, _ := runCLI(t, "packages", "install", "nvidia.fabric.codex", "--from", fixture); code != 0 || !strings.Contains(out, `"status": "already_installed"`) {
+	if code, out, _ := runCLI(t, "packages", "install", "nvidia.fabric.codex"); code != 0 || !strings.Contains(out, `"status": "already_installed"`) {
 		t.Fatalf("second install: exit %d %s", code, out)
 	}
 
