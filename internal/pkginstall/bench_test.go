@@ -3,6 +3,7 @@ package pkginstall
 import (
 	"context"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/fabric-runtime/fabric/internal/livetest"
@@ -24,10 +25,10 @@ func BenchmarkVerify(b *testing.B) {
 	})
 	b.Run("codex", func(b *testing.B) {
 		livetest.Short(b, "npm and the npm registry (it installs @openai/codex)")
-		if _, err := os.Stat("testdata/codex"); err != nil {
+		if _, err := os.Stat(codexPackage); err != nil {
 			b.Fatal(err)
 		}
-		src, err := LoadSource(os.DirFS("testdata/codex"))
+		src, err := LoadSource(os.DirFS(codexPackage))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -57,3 +58,6 @@ func benchVerify(b *testing.B, in *Installed) {
 	}
 	b.ReportMetric(float64(len(in.Record.Manifest.Entries)), "entries")
 }
+
+// codexPackage is the built-in Codex package.
+var codexPackage = filepath.Join("..", "..", "adapters", "codex", "packages", "nvidia.fabric.codex")

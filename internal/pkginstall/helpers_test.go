@@ -4,7 +4,9 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"crypto/sha256"
 	"crypto/sha512"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io/fs"
@@ -60,6 +62,14 @@ func tarball(t testing.TB, dir, name string, files map[string]string) (string, s
 	return p, sri(sum[:])
 }
 
+// adapterDoc is the fixture package's adapter descriptor.
+const adapterDoc = `{"contract_version": "fabric.adapter/v1alpha2", "adapter_id": "example.fab-tool", "adapter_kind": "process", "runner": {"command": "fab-tool"}}` + "\n"
+
+func hexSHA256(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
 // fixture is a package directory whose one npm artifact, fab-tool@1.0.0
 // with the bin fab-tool, installs from a local tarball.
 type fixture struct {
@@ -88,7 +98,7 @@ func (f *fixture) write(t testing.TB, descriptorDigest string) {
 	d := contract.PackageDescriptor{
 		ContractVersion: contract.PackageV1Alpha1,
 		Package:         contract.PackageIdentity{ID: "example.fab-tool", Version: "1.0.0", Publisher: "tests"},
-		Adapter:         contract.PackageAdapter{Path: "fab-tool.fabric-adapter.json", SHA256: "0000000000000000000000000000000000000000000000000000000000000000"},
+		Adapter:         contract.PackageAdapter{Path: "fab-tool.fabric-adapter.json", SHA256: hexSHA256(adapterDoc)},
 		Runtime:         contract.PackageRuntime{Name: "fab-tool", Version: "1.0.0"},
 		Artifacts: map[string][]contract.PackageArtifact{Platform(): {{
 			Kind: contract.ArtifactNPM, Name: "fab-tool", Version: "1.0.0", Digest: map[string]string{"sha512": descriptorDigest},
@@ -101,6 +111,9 @@ func (f *fixture) write(t testing.TB, descriptorDigest string) {
 		"node_modules/fab-tool": map[string]any{"version": "1.0.0", "resolved": "file:" + f.tgz, "integrity": f.integrity, "bin": map[string]string{"fab-tool": "bin/fab-tool.js"}},
 	}}
 	writeJSON(t, filepath.Join(f.dir, contract.PackageDescriptorFile), d)
+	if err := os.WriteFile(filepath.Join(f.dir, "fab-tool.fabric-adapter.json"), []byte(adapterDoc), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	writeJSON(t, filepath.Join(f.dir, "npm", "package.json"), map[string]any{"name": "fab-pkg", "private": true, "dependencies": dep})
 	writeJSON(t, filepath.Join(f.dir, "npm", "package-lock.json"), lock)
 }

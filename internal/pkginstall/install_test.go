@@ -339,14 +339,6 @@ func TestPackageDirOf(t *testing.T) {
 	}
 }
 
-func TestPlatformOf(t *testing.T) {
-	for _, tc := range [][3]string{{"linux", "amd64", "linux-x86_64"}, {"linux", "arm64", "linux-aarch64"}, {"darwin", "arm64", "darwin-aarch64"}} {
-		if got := platformOf(tc[0], tc[1]); got != tc[2] {
-			t.Errorf("platformOf(%s, %s) = %s", tc[0], tc[1], got)
-		}
-	}
-}
-
 // With install.node the named package is installed first (into .node/,
 // from its lockfile entry) and npm runs with its bin directory first on
 // PATH: the fixture's "node" records that it ran, then runs the system

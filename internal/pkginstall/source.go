@@ -1,15 +1,12 @@
 package pkginstall
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
-	"runtime"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 )
 
 // Source is what Install installs: a package's descriptor and the package
@@ -24,38 +21,23 @@ type Source struct {
 	Digest string
 }
 
-// LoadSource reads fsys's fabric-package.json (unknown fields are errors)
-// into a Source.
+// LoadSource reads the package in fsys with every check a package gets
+// (internal/pkgdesc) into a Source.
 func LoadSource(fsys fs.FS) (Source, error) {
-	data, err := fs.ReadFile(fsys, contract.PackageDescriptorFile)
+	p, err := pkgdesc.LoadFS(fsys)
 	if err != nil {
-		return Source{}, fmt.Errorf("read package descriptor: %w", err)
+		return Source{}, err
 	}
-	var d contract.PackageDescriptor
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&d); err != nil {
-		return Source{}, fmt.Errorf("%s: %w", contract.PackageDescriptorFile, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return Source{}, fmt.Errorf("%s: data after the JSON document", contract.PackageDescriptorFile)
-	}
-	return Source{Descriptor: d, FS: fsys}, nil
+	return SourceOf(p), nil
 }
 
-// Platform is the package platform name of this machine (linux-x86_64,
-// linux-aarch64, darwin-aarch64, ...).
-func Platform() string { return platformOf(runtime.GOOS, runtime.GOARCH) }
-
-func platformOf(goos, goarch string) string {
-	switch goarch {
-	case "amd64":
-		goarch = "x86_64"
-	case "arm64":
-		goarch = "aarch64"
-	}
-	return goos + "-" + goarch
+// SourceOf is the Source of a loaded package.
+func SourceOf(p *pkgdesc.Package) Source {
+	return Source{Descriptor: p.Descriptor, FS: p.FS, Digest: p.Digest()}
 }
+
+// Platform is the package platform name of this machine.
+func Platform() string { return pkgdesc.HostPlatform() }
 
 // check reports what makes s uninstallable on platform.
 func (s *Source) check(platform string) error {

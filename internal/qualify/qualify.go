@@ -18,6 +18,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 )
 
 // Package is the package release to qualify, as the caller read it from
@@ -68,17 +69,7 @@ type Options struct {
 }
 
 // Platform is this machine's platform name: linux-x86_64, darwin-aarch64.
-func Platform() string { return runtime.GOOS + "-" + archName(runtime.GOARCH) }
-
-func archName(goarch string) string {
-	switch goarch {
-	case "amd64":
-		return "x86_64"
-	case "arm64":
-		return "aarch64"
-	}
-	return goarch
-}
+func Platform() string { return pkgdesc.HostPlatform() }
 
 // Qualify runs the conformance suite with p's profile against p's adapter
 // descriptor, serving the profile's modelstub script itself, and returns
@@ -138,7 +129,7 @@ func Qualify(ctx context.Context, p Package, opts Options) (*Statement, error) {
 		return nil, fmt.Errorf("qualify: %w", err)
 	}
 	fv, rev := buildVersion()
-	env := contract.QualificationEnvironment{OS: runtime.GOOS, Kernel: kernel(), Arch: archName(runtime.GOARCH),
+	env := contract.QualificationEnvironment{OS: runtime.GOOS, Kernel: kernel(), Arch: strings.TrimPrefix(pkgdesc.Platform(runtime.GOOS, runtime.GOARCH), runtime.GOOS+"-"),
 		Node: nodeVersion(ctx), Fabric: contract.FabricVersion{Version: fv, Revision: rev}}
 	return newStatement(&p, rep, run{platform: opts.Platform, env: env, started: started, finished: finished,
 		profileSHA256: profileSHA, hostSHA256: hostSHA, revision: rev}), nil

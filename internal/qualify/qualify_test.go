@@ -13,8 +13,8 @@ import (
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/attest"
-	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 )
 
 // scriptedPackage reads a package directory as a caller would.
