@@ -17,6 +17,7 @@ func (a *app) packagesCommand() *cobra.Command {
 		a.packagesOpCommands(),
 		a.packagesInstallCommands(),
 		a.packagesQualifyCommands(),
+		{a.packagesAuditCommand()}, // packages_audit.go
 	} {
 		cmd.AddCommand(sub...)
 	}

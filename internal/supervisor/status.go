@@ -70,6 +70,9 @@ type AgentStatus struct {
 	// Interfaces are the runtime's harness interfaces (from its handle,
 	// without secret values).
 	Interfaces []contract.InterfaceInfo `json:"interfaces,omitempty"`
+	// Package is the support-catalog entry the running runtime was
+	// planned under (harness.package), for `fabric packages audit`.
+	Package *contract.PackageSelection `json:"package,omitempty"`
 }
 
 // HealthStatus summarizes a check report.
@@ -154,6 +157,7 @@ func (s *Supervisor) Status() Status {
 		if a.rt != nil {
 			as.RuntimeID, as.HostPid = a.rt.ID(), a.rt.HostPid()
 			as.Interfaces = a.rt.Handle().Interfaces
+			as.Package = a.rt.Handle().Package
 		}
 		if h := a.health; h != nil {
 			as.Health = healthOf(h)
