@@ -82,7 +82,7 @@ func harnessBin(t testing.TB) (binDir, native string) {
 
 func descriptorPath(t testing.TB) string {
 	t.Helper()
-	p, err := filepath.Abs("claude.fabric-adapter.json")
+	p, err := filepath.Abs(filepath.Join("packages", "nvidia.fabric.claude", "claude.fabric-adapter.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
