@@ -148,7 +148,7 @@ type HarnessConfig struct {
 	// default. Planning then fails closed unless that package is on disk,
 	// listed in the catalog in a selectable state and qualified for this
 	// platform; it never falls back to another.
-	Package string `json:"package,omitempty" jsonschema:"pattern=^[a-z0-9][a-z0-9._-]*(@[A-Za-z0-9][A-Za-z0-9._+-]*)?$"`
+	Package string `json:"package,omitempty"`
 }
 
 // ModelConfig is one named model role. APIKeyEnv names an environment
