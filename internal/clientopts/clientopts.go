@@ -1,8 +1,10 @@
-// Package clientopts is the one home of the options Fabric's binaries
-// (fabric, fabric-agent-ctl, the deployment supervisor) give their SDK
+// Package clientopts is the one home of the options the fabric binary
+// (its commands, deployments and the supervisor) gives its SDK
 // clients beyond what an SDK user gets by default: harnesses found in
 // installed runtime packages, and harness.package selection against the
-// support catalog.
+// support catalog. fabric-agent-ctl, kept lean (it must not link the
+// conformance suite that qualification checks use), takes installed
+// packages only: a config naming a package fails closed there.
 package clientopts
 
 import (

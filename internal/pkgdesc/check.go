@@ -142,7 +142,7 @@ func regularFile(m *treemanifest.Manifest, rel string) *treemanifest.Entry {
 	return &m.Entries[i]
 }
 
-var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var hex64 = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
 
 // checkDigest: an npm artifact carries the lockfile's integrity, an SRI
 // "sha512-<base64>" under key sha512; an archive or image a hex sha256
@@ -164,7 +164,7 @@ func checkDigest(a contract.PackageArtifact, path string, add func(code, path, m
 				add(CodeArtifactDigest, kp, "expected an integrity, sha256-<base64 of 32 bytes>")
 			}
 		case alg == "sha256":
-			if !hex64.MatchString(v) {
+			if !hex64().MatchString(v) {
 				add(CodeArtifactDigest, kp, "expected 64 lowercase hex digits")
 			}
 		default:

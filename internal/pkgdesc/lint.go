@@ -4,6 +4,7 @@ import (
 	"math"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v4"
 
@@ -14,11 +15,15 @@ import (
 // their values. The lint rejects what looks like a secret anywhere in it,
 // at its JSON path, never quoting the value.
 var (
-	apiKeyLike = regexp.MustCompile(`(^|[^A-Za-z0-9])(sk|pk|rk)-[A-Za-z0-9_-]{16,}`)
-	pemBlock   = regexp.MustCompile(`-----BEGIN [A-Z0-9 ]+-----`)
-	jwtLike    = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
-	tokenRun   = regexp.MustCompile(`[A-Za-z0-9+/=_-]{32,}`)
-	secretKey  = regexp.MustCompile(`(?i)(token|secret|password|passwd|api[_-]?key|private[_-]?key|credential)`)
+	apiKeyLike = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[^A-Za-z0-9])(sk|pk|rk)-[A-Za-z0-9_-]{16,}`) })
+	pemBlock   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`-----BEGIN [A-Z0-9 ]+-----`) })
+	jwtLike    = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`)
+	})
+	tokenRun  = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[A-Za-z0-9+/=_-]{32,}`) })
+	secretKey = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)(token|secret|password|passwd|api[_-]?key|private[_-]?key|credential)`)
+	})
 )
 
 // digestPath reports whether path holds a digest or revision, whose
@@ -40,7 +45,7 @@ func lintCredentials(n *yaml.Node, path string, rep *strictdoc.Report) {
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			p := strictdoc.ChildPath(path, k.Value)
-			if secretKey.MatchString(k.Value) && hasValue(v) {
+			if secretKey().MatchString(k.Value) && hasValue(v) {
 				rep.Add(CodeCredential, p, k.Line, "a key named like a credential holds a value; a package names environment variables, never their values")
 				continue
 			}
@@ -77,14 +82,14 @@ func hasValue(v *yaml.Node) bool {
 // secretLike says what s looks like when it looks like a secret, else "".
 func secretLike(s string) string {
 	switch {
-	case pemBlock.MatchString(s):
+	case pemBlock().MatchString(s):
 		return "a PEM block"
-	case jwtLike.MatchString(s):
+	case jwtLike().MatchString(s):
 		return "a JWT"
-	case apiKeyLike.MatchString(s):
+	case apiKeyLike().MatchString(s):
 		return "an API key (sk-...)"
 	}
-	for _, run := range tokenRun.FindAllString(s, -1) {
+	for _, run := range tokenRun().FindAllString(s, -1) {
 		if highEntropy(run) {
 			return "a high-entropy token"
 		}

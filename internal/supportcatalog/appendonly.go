@@ -32,7 +32,7 @@ func CheckAppendOnly(base fs.FS, baseDir string, cur fs.FS, dir string, now time
 			if err := sameFile(base, baseDir, cur, dir, rel); err != nil {
 				return 0, err
 			}
-			if m := versionName.FindStringSubmatch(e.Name()); m != nil && sub == VersionsDir {
+			if m := versionName().FindStringSubmatch(e.Name()); m != nil && sub == VersionsDir {
 				latest = max(latest, atoi(m[1]))
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
@@ -31,9 +32,9 @@ func (v *Version) Entry(name string) *contract.CatalogEntry {
 }
 
 var (
-	hex64     = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	packageID = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
-	versionRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`)
+	hex64     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[0-9a-f]{64}$`) })
+	packageID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`) })
+	versionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+-]*$`) })
 )
 
 // dateLayout is the layout of an entry's dates.
@@ -74,7 +75,7 @@ func (v *Version) check() error {
 		return fmt.Errorf("serial: must be at least 1")
 	case d.Serial == 1 && d.Previous != nil:
 		return fmt.Errorf("previous: serial 1 has no previous version")
-	case d.Serial > 1 && (d.Previous == nil || !hex64.MatchString(d.Previous.SHA256)):
+	case d.Serial > 1 && (d.Previous == nil || !hex64().MatchString(d.Previous.SHA256)):
 		return fmt.Errorf("previous.sha256: serial %d must name the sha256 of version %d", d.Serial, d.Serial-1)
 	case d.Issued.IsZero():
 		return fmt.Errorf("issued: missing")
@@ -130,9 +131,9 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 func checkEntry(e *contract.CatalogEntry) error {
 	p := e.Package
 	switch {
-	case !packageID.MatchString(p.ID):
+	case !packageID().MatchString(p.ID):
 		return fmt.Errorf("package.id: %q is not a package id", p.ID)
-	case !versionRe.MatchString(p.Version):
+	case !versionRe().MatchString(p.Version):
 		return fmt.Errorf("package.version: %q is not a version", p.Version)
 	case p.Publisher == "":
 		return fmt.Errorf("package.publisher: missing")
@@ -140,9 +141,9 @@ func checkEntry(e *contract.CatalogEntry) error {
 		return fmt.Errorf("package.contract: missing")
 	case e.Entry != p.ID+"@"+p.Version:
 		return fmt.Errorf("entry: must be %s@%s", p.ID, p.Version)
-	case !hex64.MatchString(e.PackageDigest.SHA256):
+	case !hex64().MatchString(e.PackageDigest.SHA256):
 		return fmt.Errorf("package_digest.sha256: not 64 hex digits")
-	case !hex64.MatchString(e.Descriptor.SHA256):
+	case !hex64().MatchString(e.Descriptor.SHA256):
 		return fmt.Errorf("descriptor.sha256: not 64 hex digits")
 	case e.Runtime.Name == "" || e.Runtime.Version == "":
 		return fmt.Errorf("runtime: name and version are required")
@@ -164,7 +165,7 @@ func checkEntry(e *contract.CatalogEntry) error {
 		if _, ok := e.Artifacts[plat]; !ok {
 			return fmt.Errorf("receipts.%s: not a platform of artifacts", plat)
 		}
-		if !hex64.MatchString(e.Receipts[plat].SHA256) {
+		if !hex64().MatchString(e.Receipts[plat].SHA256) {
 			return fmt.Errorf("receipts.%s.sha256: not 64 hex digits", plat)
 		}
 	}
@@ -202,7 +203,7 @@ func checkEntry(e *contract.CatalogEntry) error {
 			return fmt.Errorf("revocation.evidence: a revocation cites at least one evidence digest")
 		}
 		for j, ev := range r.Evidence {
-			if !hex64.MatchString(ev.SHA256) {
+			if !hex64().MatchString(ev.SHA256) {
 				return fmt.Errorf("revocation.evidence[%d].sha256: not 64 hex digits", j)
 			}
 		}

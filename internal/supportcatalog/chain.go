@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
@@ -27,7 +28,7 @@ func VersionPath(serial int) string { return fmt.Sprintf("%s/%06d.json", Version
 // SigPath is the detached signature of version serial.
 func SigPath(serial int) string { return fmt.Sprintf("%s/%06d.sig.json", VersionsDir, serial) }
 
-var versionName = regexp.MustCompile(`^([0-9]{6})\.json$`)
+var versionName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([0-9]{6})\.json$`) })
 
 // TrustFile is a trust root given directly (--trust FILE), instead of
 // the catalog directory's trust.json checked against the pinned digest.
@@ -114,7 +115,7 @@ func Load(ctx context.Context, fsys fs.FS, dir string, opts Options) (*Catalog, 
 	}
 	var serials []int
 	for _, e := range ents {
-		if m := versionName.FindStringSubmatch(e.Name()); m != nil {
+		if m := versionName().FindStringSubmatch(e.Name()); m != nil {
 			n, _ := strconv.Atoi(m[1])
 			serials = append(serials, n)
 		}

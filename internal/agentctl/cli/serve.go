@@ -14,7 +14,6 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/agentctl/server"
-	"github.com/fabric-runtime/fabric/internal/clientopts"
 )
 
 func (a *app) serveCommand() *cobra.Command {
@@ -42,7 +41,7 @@ func (a *app) serveCommand() *cobra.Command {
 			logger := slog.New(slog.NewJSONHandler(a.stdio.Err, &slog.HandlerOptions{Level: level}))
 			srv, err := server.Listen(server.Options{
 				Socket: a.socket, Logger: logger, ShutdownTimeout: shutdownTimeout,
-				Client: fabric.New(clientopts.With(os.Getenv, fabric.WithLogger(logger))...),
+				Client: fabric.New(fabric.WithInstalledPackages(""), fabric.WithLogger(logger)),
 			})
 			if err != nil {
 				var ae *agentctl.Error

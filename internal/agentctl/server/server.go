@@ -18,7 +18,6 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
-	"github.com/fabric-runtime/fabric/internal/clientopts"
 )
 
 // Defaults of Options.
@@ -137,7 +136,7 @@ func Listen(opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Client == nil {
-		opts.Client = fabric.New(clientopts.With(os.Getenv, fabric.WithLogger(opts.Logger))...)
+		opts.Client = fabric.New(fabric.WithInstalledPackages(""), fabric.WithLogger(opts.Logger))
 	}
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = DefaultReadTimeout
