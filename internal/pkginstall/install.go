@@ -19,7 +19,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rogpeppe/go-internal/lockedfile"
+	"golang.org/x/sys/unix"
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/treemanifest"
@@ -70,7 +70,7 @@ func Install(ctx context.Context, src Source, opts Options) (*Installed, error) 
 	if err := os.MkdirAll(pkgsDir, 0o755); err != nil {
 		return nil, installFailed(err, "create %s: %v", pkgsDir, err)
 	}
-	unlock, err := lockedfile.MutexAt(filepath.Join(pkgsDir, ".lock")).Lock()
+	unlock, err := lockDir(filepath.Join(pkgsDir, ".lock"))
 	if err != nil {
 		return nil, installFailed(err, "lock %s: %v", pkgsDir, err)
 	}
@@ -592,4 +592,21 @@ func lookPathIn(name string, env []string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("%s not found on PATH: %w", name, exec.ErrNotFound)
+}
+
+// lockDir takes an exclusive flock on path (created if missing), waiting
+// for another install to release it; the lock ends with the process.
+func lockDir(path string) (unlock func(), err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+		f.Close()
+	}, nil
 }

@@ -198,15 +198,15 @@ func (r *Runtime) run(ctx context.Context, t *turnState, col *collector) *contra
 	}
 	col.add(r.event(contract.EventInvocationStart, "invocation started", map[string]any{"runtime_id": r.handle.RuntimeID, "invocation_id": invocationID, "request_id": req.RequestID}))
 
-	var cancelled sync.WaitGroup
+	// The watch runs in its own goroutine when the caller cancels; once
+	// it has started, the turn waits for it to finish (a WaitGroup Add
+	// inside it would race with the Wait below).
 	callerCancelled := make(chan struct{})
+	watchDone := make(chan struct{})
 	stopWatch := context.AfterFunc(ctx, func() {
+		defer close(watchDone)
 		close(callerCancelled)
-		cancelled.Add(1)
-		go func() {
-			defer cancelled.Done()
-			r.cancelTurn(invocationID, t.tcancel, t.returned)
-		}()
+		r.cancelTurn(invocationID, t.tcancel, t.returned)
 	})
 	rc := r.runtimeContext(invocationID, req.RequestID)
 	if env, _ := ctx.Value(telemetryEnvKey{}).(map[string]string); len(env) > 0 && rc.Telemetry != nil {
@@ -227,8 +227,9 @@ func (r *Runtime) run(ctx context.Context, t *turnState, col *collector) *contra
 		Request:        contract.AgentRunRequest{Input: req.Input, Context: req.Context},
 	}, func(he hostproto.HostEvent) { col.add(r.adapterEvent(invocationID, he)) })
 	close(t.returned)
-	stopWatch()
-	cancelled.Wait()
+	if !stopWatch() {
+		<-watchDone
+	}
 	wasCancelled := isClosed(callerCancelled)
 
 	res := &contract.RunResult{
