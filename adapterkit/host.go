@@ -400,7 +400,11 @@ func (h *host) invokeOutcome(res *contract.AgentRunResult, err error, cancelled 
 		// The idiomatic Go answer to a cancelled context: a cancelled turn.
 		*res = contract.AgentRunResult{Status: contract.StatusCancelled}
 	}
-	if verr := checkRunResult(res); verr != nil {
+	verr := hostproto.CheckRunResult(res)
+	if verr == nil {
+		verr = hostproto.CheckArtifactPaths(res)
+	}
+	if verr != nil {
 		h.log.Error("adapterkit: adapter returned an invalid AgentRunResult", "error", verr)
 		return nil, lifecycleFailure(op, CodeInvalidResponse, "Adapter returned an invalid AgentRunResult: "+verr.Error())
 	}
@@ -414,54 +418,6 @@ func (h *host) invokeOutcome(res *contract.AgentRunResult, err error, cancelled 
 		return nil, lifecycleFailure(op, CodeInvalidResponse, fmt.Sprintf("Adapter response of %d bytes exceeds the %d byte frame limit", len(out), h.cfg.maxFrame))
 	}
 	return out, nil
-}
-
-// checkRunResult enforces the agent-run-result schema rules that typed
-// encoding does not: the status enum, the error required with failed and
-// absent with succeeded, non-blank strings and root-relative artifact
-// paths.
-func checkRunResult(r *contract.AgentRunResult) error {
-	switch r.Status {
-	case contract.StatusSucceeded:
-		if r.Error != nil {
-			return errors.New("a succeeded result must not carry an error")
-		}
-	case contract.StatusFailed:
-		if r.Error == nil {
-			return errors.New("a failed result needs an error")
-		}
-	case contract.StatusCancelled:
-	default:
-		return fmt.Errorf("status %q is not succeeded, failed or cancelled", r.Status)
-	}
-	if e := r.Error; e != nil && (blank(e.Code) || blank(e.Message)) {
-		return errors.New("error code and message must not be blank")
-	}
-	for i, a := range r.Artifacts {
-		switch {
-		case blank(a.Name) || blank(a.Kind) || blank(a.Path):
-			return fmt.Errorf("artifact %d: name, kind and path must not be blank", i)
-		case !relativePath(a.Path):
-			return fmt.Errorf("artifact %d: path must be relative to the artifact root", i)
-		}
-	}
-	return nil
-}
-
-func blank(s string) bool { return strings.TrimSpace(s) == "" }
-
-// relativePath: no leading slash or backslash, no drive letter, no ".."
-// segment.
-func relativePath(p string) bool {
-	if p[0] == '/' || p[0] == '\\' || (len(p) >= 2 && p[1] == ':') {
-		return false
-	}
-	for seg := range strings.FieldsFuncSeq(p, func(r rune) bool { return r == '/' || r == '\\' }) {
-		if seg == ".." {
-			return false
-		}
-	}
-	return true
 }
 
 // stop handles a stop request for runtimeID. With strict (v1), a stop

@@ -67,7 +67,7 @@ func launchScripted(t *testing.T, protocol, reply string) *Host {
 
 // A host whose answer cannot be decoded broke the protocol, whichever
 // protocol it speaks.
-func TestUndecodableAnswerIsProtocolError(t *testing.T) {
+func TestBadAnswerIsProtocolError(t *testing.T) {
 	v1 := func(output string) string {
 		return `{"operation":"invoke","outcome":{"status":"succeeded","output":` + output + `}}`
 	}
@@ -85,6 +85,8 @@ func TestUndecodableAnswerIsProtocolError(t *testing.T) {
 		{"v2 result not an object", contract.HostProtocolV2, v2(`[1]`)},
 		{"v1 result breaks the rules", contract.HostProtocolV1, v1(`{"status":"failed"}`)},
 		{"v2 result breaks the rules", contract.HostProtocolV2, v2(`{"status":"failed"}`)},
+		{"v1 blank error code", contract.HostProtocolV1, v1(`{"status":"failed","error":{"code":" ","message":"it broke"}}`)},
+		{"v2 blank artifact kind", contract.HostProtocolV2, v2(`{"status":"succeeded","artifacts":[{"name":"t","kind":"","path":"t"}]}`)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := launchScripted(t, tc.protocol, tc.reply)
