@@ -9,14 +9,12 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
-	"github.com/fabric-runtime/fabric/internal/wire"
 )
 
 // phase is where the host's one runtime is in its life.
@@ -224,7 +222,7 @@ func decodeStart(raw json.RawMessage) (p startPayload, runtimeID string, bad *ho
 // decodeInvoke decodes an invoke payload like decodeStart.
 func decodeInvoke(raw json.RawMessage) (p invokePayload, runtimeID string, bad *hostproto.ErrorData) {
 	var err error
-	if !fastInvokePayload(raw, &p) {
+	if !hostproto.DecodeInvokePayload(raw, &p.RuntimeContext, &p.Request) {
 		p = invokePayload{}
 		err = json.Unmarshal(raw, &p)
 	}
@@ -400,11 +398,15 @@ func (h *host) invokeOutcome(res *contract.AgentRunResult, err error, cancelled 
 		// The idiomatic Go answer to a cancelled context: a cancelled turn.
 		*res = contract.AgentRunResult{Status: contract.StatusCancelled}
 	}
-	if verr := checkRunResult(res); verr != nil {
+	verr := hostproto.CheckRunResult(res)
+	if verr == nil {
+		verr = hostproto.CheckArtifactPaths(res)
+	}
+	if verr != nil {
 		h.log.Error("adapterkit: adapter returned an invalid AgentRunResult", "error", verr)
 		return nil, lifecycleFailure(op, CodeInvalidResponse, "Adapter returned an invalid AgentRunResult: "+verr.Error())
 	}
-	out, merr := marshalRunResult(res)
+	out, merr := hostproto.MarshalRunResult(res)
 	if merr != nil {
 		h.log.Error("adapterkit: AgentRunResult cannot be encoded", "error", merr)
 		return nil, lifecycleFailure(op, CodeInvalidResponse, "Adapter response could not be encoded as lifecycle JSON")
@@ -414,54 +416,6 @@ func (h *host) invokeOutcome(res *contract.AgentRunResult, err error, cancelled 
 		return nil, lifecycleFailure(op, CodeInvalidResponse, fmt.Sprintf("Adapter response of %d bytes exceeds the %d byte frame limit", len(out), h.cfg.maxFrame))
 	}
 	return out, nil
-}
-
-// checkRunResult enforces the agent-run-result schema rules that typed
-// encoding does not: the status enum, the error required with failed and
-// absent with succeeded, non-blank strings and root-relative artifact
-// paths.
-func checkRunResult(r *contract.AgentRunResult) error {
-	switch r.Status {
-	case contract.StatusSucceeded:
-		if r.Error != nil {
-			return errors.New("a succeeded result must not carry an error")
-		}
-	case contract.StatusFailed:
-		if r.Error == nil {
-			return errors.New("a failed result needs an error")
-		}
-	case contract.StatusCancelled:
-	default:
-		return fmt.Errorf("status %q is not succeeded, failed or cancelled", r.Status)
-	}
-	if e := r.Error; e != nil && (blank(e.Code) || blank(e.Message)) {
-		return errors.New("error code and message must not be blank")
-	}
-	for i, a := range r.Artifacts {
-		switch {
-		case blank(a.Name) || blank(a.Kind) || blank(a.Path):
-			return fmt.Errorf("artifact %d: name, kind and path must not be blank", i)
-		case !relativePath(a.Path):
-			return fmt.Errorf("artifact %d: path must be relative to the artifact root", i)
-		}
-	}
-	return nil
-}
-
-func blank(s string) bool { return strings.TrimSpace(s) == "" }
-
-// relativePath: no leading slash or backslash, no drive letter, no ".."
-// segment.
-func relativePath(p string) bool {
-	if p[0] == '/' || p[0] == '\\' || (len(p) >= 2 && p[1] == ':') {
-		return false
-	}
-	for seg := range strings.FieldsFuncSeq(p, func(r rune) bool { return r == '/' || r == '\\' }) {
-		if seg == ".." {
-			return false
-		}
-	}
-	return true
 }
 
 // stop handles a stop request for runtimeID. With strict (v1), a stop
@@ -621,302 +575,3 @@ type discardEmitter struct{}
 
 func (discardEmitter) Emit(Event) {}
 func (discardEmitter) close()     {}
-
-// ---- fast decoding ----
-
-// The invoke payload is decoded on every turn. The fast path below decodes
-// the shapes the core sends (the payload is JSON a wire.Conn or the v1 loop
-// has already validated) without reflection; for anything else (an
-// unknown or repeated key, a value of an unexpected type, an escaped key)
-// it reports false and decodeInvoke falls back to encoding/json, whose
-// result and errors are the reference. fastdecode_test.go checks that both
-// agree and that the fields handled here are exactly the types' fields.
-
-// seen records the keys of one object, to send repeated keys (which
-// encoding/json merges) to the fallback.
-type seen uint32
-
-func (s *seen) first(bit uint) bool {
-	if *s&(1<<bit) != 0 {
-		return false
-	}
-	*s |= 1 << bit
-	return true
-}
-
-func fastInvokePayload(raw []byte, p *invokePayload) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "runtime_context":
-			if !s.first(0) {
-				return false
-			}
-			if wire.IsNull(val) {
-				p.RuntimeContext = nil
-				return true
-			}
-			p.RuntimeContext = new(contract.RuntimeContext)
-			return fastRuntimeContext(val, p.RuntimeContext)
-		case "request":
-			if !s.first(1) {
-				return false
-			}
-			if wire.IsNull(val) {
-				p.Request = nil
-				return true
-			}
-			p.Request = new(contract.AgentRunRequest)
-			return fastRunRequest(val, p.Request)
-		}
-		return false
-	})
-}
-
-func fastRuntimeContext(raw []byte, rc *contract.RuntimeContext) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "runtime_id":
-			return s.first(0) && wire.StringField(val, &rc.RuntimeID)
-		case "invocation_id":
-			return s.first(1) && wire.StringField(val, &rc.InvocationID)
-		case "request_id":
-			return s.first(2) && wire.StringField(val, &rc.RequestID)
-		case "environment":
-			return s.first(3) && (wire.IsNull(val) || fastEnvironment(val, &rc.Environment))
-		case "artifacts":
-			return s.first(4) && (wire.IsNull(val) || fastManifest(val, &rc.Artifacts))
-		case "telemetry":
-			if !s.first(5) {
-				return false
-			}
-			if wire.IsNull(val) {
-				rc.Telemetry = nil
-				return true
-			}
-			rc.Telemetry = new(contract.RuntimeTelemetryContext)
-			return fastTelemetry(val, rc.Telemetry)
-		}
-		return false
-	})
-}
-
-func fastEnvironment(raw []byte, e *contract.EnvironmentHandle) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "environment_id":
-			return s.first(0) && wire.StringField(val, &e.EnvironmentID)
-		case "provider":
-			return s.first(1) && wire.StringField(val, &e.Provider)
-		case "control_location":
-			return s.first(2) && wire.StringField(val, &e.ControlLocation)
-		case "ownership":
-			return s.first(3) && wire.StringField(val, &e.Ownership)
-		case "workspace":
-			return s.first(4) && wire.StringPtrField(val, &e.Workspace)
-		case "artifacts":
-			return s.first(5) && wire.StringPtrField(val, &e.Artifacts)
-		case "env":
-			return s.first(6) && wire.StringMapField(val, &e.Env)
-		case "connection":
-			return s.first(7) && wire.ObjectField(val, &e.Connection)
-		case "metadata":
-			return s.first(8) && wire.ObjectField(val, &e.Metadata)
-		}
-		return false
-	})
-}
-
-func fastManifest(raw []byte, m *contract.ArtifactManifest) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "root":
-			return s.first(0) && wire.StringPtrField(val, &m.Root)
-		case "artifacts":
-			if !s.first(1) {
-				return false
-			}
-			if wire.IsNull(val) {
-				m.Artifacts = nil
-				return true
-			}
-			m.Artifacts = []contract.ArtifactRef{}
-			return wire.ArrayElements(val, func(elem []byte) bool {
-				var a contract.ArtifactRef
-				if !wire.IsNull(elem) && !fastArtifactRef(elem, &a) {
-					return false
-				}
-				m.Artifacts = append(m.Artifacts, a)
-				return true
-			})
-		}
-		return false
-	})
-}
-
-func fastArtifactRef(raw []byte, a *contract.ArtifactRef) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "name":
-			return s.first(0) && wire.StringField(val, &a.Name)
-		case "kind":
-			return s.first(1) && wire.StringField(val, &a.Kind)
-		case "path":
-			return s.first(2) && wire.StringField(val, &a.Path)
-		case "media_type":
-			return s.first(3) && wire.StringPtrField(val, &a.MediaType)
-		case "metadata":
-			return s.first(4) && wire.ObjectField(val, &a.Metadata)
-		}
-		return false
-	})
-}
-
-func fastTelemetry(raw []byte, t *contract.RuntimeTelemetryContext) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "relay_enabled":
-			return s.first(0) && wire.BoolField(val, &t.RelayEnabled)
-		case "config_path":
-			return s.first(1) && wire.StringPtrField(val, &t.ConfigPath)
-		case "env":
-			return s.first(2) && wire.StringMapField(val, &t.Env)
-		case "metadata":
-			return s.first(3) && wire.ObjectField(val, &t.Metadata)
-		}
-		return false
-	})
-}
-
-func fastRunRequest(raw []byte, r *contract.AgentRunRequest) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "input":
-			return s.first(0) && wire.ValueField(val, &r.Input)
-		case "context":
-			return s.first(1) && wire.ObjectField(val, &r.Context)
-		case "extensions":
-			return s.first(2) && wire.ObjectField(val, &r.Extensions)
-		case "relay_session_root":
-			return s.first(3) && wire.StringPtrField(val, &r.RelaySessionRoot)
-		}
-		return false
-	})
-}
-
-// ---- fast encoding ----
-
-// marshalRunResult is json.Marshal(r), without reflection for the common
-// shapes (see appendRunResult).
-func marshalRunResult(r *contract.AgentRunResult) ([]byte, error) {
-	if b, ok := appendRunResult(nil, r); ok {
-		return b, nil
-	}
-	return json.Marshal(r)
-}
-
-// appendRunResult appends r exactly as json.Marshal encodes it, or reports
-// false if r holds a value it leaves to encoding/json (see
-// wire.AppendValue). fastdecode_test.go checks both agree and that the
-// fields written here are exactly the types' fields.
-func appendRunResult(dst []byte, r *contract.AgentRunResult) ([]byte, bool) {
-	const esc = true // as json.Marshal
-	var ok bool
-	dst = append(dst, `{"status":`...)
-	dst = wire.AppendString(dst, r.Status, esc)
-	dst = append(dst, `,"output":`...)
-	if dst, ok = wire.AppendValue(dst, r.Output, esc); !ok {
-		return dst, false
-	}
-	if e := r.Error; e != nil {
-		dst = append(dst, `,"error":{"code":`...)
-		dst = wire.AppendString(dst, e.Code, esc)
-		dst = append(dst, `,"message":`...)
-		dst = wire.AppendString(dst, e.Message, esc)
-		dst = append(dst, `,"retryable":`...)
-		dst = strconv.AppendBool(dst, e.Retryable)
-		if len(e.Extensions) > 0 {
-			dst = append(dst, `,"extensions":`...)
-			if dst, ok = wire.AppendObject(dst, e.Extensions, esc); !ok {
-				return dst, false
-			}
-		}
-		dst = append(dst, '}')
-	}
-	if u := r.Usage; u != nil {
-		dst = append(dst, `,"usage":{`...)
-		sep := false
-		field := func(name string) {
-			if sep {
-				dst = append(dst, ',')
-			}
-			sep = true
-			dst = append(dst, name...)
-		}
-		if u.InputTokens != nil {
-			field(`"input_tokens":`)
-			dst = strconv.AppendUint(dst, *u.InputTokens, 10)
-		}
-		if u.OutputTokens != nil {
-			field(`"output_tokens":`)
-			dst = strconv.AppendUint(dst, *u.OutputTokens, 10)
-		}
-		if u.TotalTokens != nil {
-			field(`"total_tokens":`)
-			dst = strconv.AppendUint(dst, *u.TotalTokens, 10)
-		}
-		if u.CostUSD != nil {
-			field(`"cost_usd":`)
-			if dst, ok = wire.AppendFloat(dst, *u.CostUSD); !ok {
-				return dst, false
-			}
-		}
-		if len(u.Extensions) > 0 {
-			field(`"extensions":`)
-			if dst, ok = wire.AppendObject(dst, u.Extensions, esc); !ok {
-				return dst, false
-			}
-		}
-		dst = append(dst, '}')
-	}
-	if len(r.Artifacts) > 0 {
-		dst = append(dst, `,"artifacts":[`...)
-		for i := range r.Artifacts {
-			a := &r.Artifacts[i]
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `{"name":`...)
-			dst = wire.AppendString(dst, a.Name, esc)
-			dst = append(dst, `,"kind":`...)
-			dst = wire.AppendString(dst, a.Kind, esc)
-			dst = append(dst, `,"path":`...)
-			dst = wire.AppendString(dst, a.Path, esc)
-			if a.MediaType != nil {
-				dst = append(dst, `,"media_type":`...)
-				dst = wire.AppendString(dst, *a.MediaType, esc)
-			}
-			if len(a.Extensions) > 0 {
-				dst = append(dst, `,"extensions":`...)
-				if dst, ok = wire.AppendObject(dst, a.Extensions, esc); !ok {
-					return dst, false
-				}
-			}
-			dst = append(dst, '}')
-		}
-		dst = append(dst, ']')
-	}
-	if len(r.Extensions) > 0 {
-		dst = append(dst, `,"extensions":`...)
-		if dst, ok = wire.AppendObject(dst, r.Extensions, esc); !ok {
-			return dst, false
-		}
-	}
-	return append(dst, '}'), true
-}

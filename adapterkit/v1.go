@@ -168,7 +168,7 @@ func (h *host) appendFailure(dst []byte, op string, fail *hostproto.ErrorData) (
 		return dst, err
 	}
 	dst = append(dst, `{"operation":`...)
-	dst = appendString(dst, op)
+	dst = wire.AppendString(dst, op, false)
 	dst = append(dst, `,"outcome":{"status":"failed","error":`...)
 	dst = append(dst, b...)
 	return append(dst, "}}"...), nil
@@ -178,7 +178,7 @@ func (h *host) appendFailure(dst []byte, op string, fail *hostproto.ErrorData) (
 // out is compact JSON or nil for null.
 func appendSuccess(dst []byte, op string, out json.RawMessage) []byte {
 	dst = append(dst, `{"operation":`...)
-	dst = appendString(dst, op)
+	dst = wire.AppendString(dst, op, false)
 	dst = append(dst, `,"outcome":{"status":"succeeded","output":`...)
 	if out == nil {
 		dst = append(dst, "null"...)
@@ -186,19 +186,6 @@ func appendSuccess(dst []byte, op string, out json.RawMessage) []byte {
 		dst = append(dst, out...)
 	}
 	return append(dst, "}}"...)
-}
-
-// appendString appends s as a JSON string.
-func appendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			b, _ := json.Marshal(s) // cannot fail for a string
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
 
 // isObject reports whether raw, valid JSON, is an object.

@@ -154,7 +154,7 @@ func (h *Host) Invoke(ctx context.Context, p hostproto.InvokeParams, onEvent Eve
 	if err := h.call(ctx, hostproto.OpInvoke, &p, &res); err != nil {
 		return res, err
 	}
-	if err := checkRunResult(&res); err != nil {
+	if err := hostproto.CheckRunResult(&res); err != nil {
 		return res, h.fail(hostproto.OpInvoke, CodeProtocolError, "invalid AgentRunResult", err)
 	}
 	return res, nil
@@ -272,24 +272,6 @@ func stageOf(op string) string {
 		return contract.StageStop
 	}
 	return contract.StageInvoke
-}
-
-// checkRunResult enforces the southbound result rules the core relies on.
-func checkRunResult(r *contract.AgentRunResult) error {
-	switch r.Status {
-	case contract.StatusSucceeded:
-		if r.Error != nil {
-			return errors.New("a succeeded result must not carry an error")
-		}
-	case contract.StatusFailed:
-		if r.Error == nil || r.Error.Code == "" {
-			return errors.New("a failed result needs an error with a code")
-		}
-	case contract.StatusCancelled:
-	default:
-		return fmt.Errorf("status %q is not succeeded, failed or cancelled", r.Status)
-	}
-	return nil
 }
 
 // adapterError converts a lifecycle failure reported by the host.

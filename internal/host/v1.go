@@ -199,3 +199,12 @@ func (c *v1Channel) answer(op string, f v1Frame, result any) error {
 	}
 	return nil
 }
+
+// marshalParams is json.Marshal(params), without reflection for an
+// *InvokeParams.
+func marshalParams(params any) ([]byte, error) {
+	if p, ok := params.(*hostproto.InvokeParams); ok {
+		return hostproto.MarshalInvokeParams(p)
+	}
+	return json.Marshal(params)
+}

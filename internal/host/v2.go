@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
+	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 	"github.com/fabric-runtime/fabric/internal/wire"
 )
@@ -131,9 +132,6 @@ func (c *v2Channel) call(ctx context.Context, op string, params, result any) err
 	if _, ok := result.(*json.RawMessage); !ok && result != nil {
 		target = &raw // decoded below, without a second validating pass
 	}
-	if p, ok := params.(*hostproto.InvokeParams); ok {
-		params = invokeParamsJSON{p}
-	}
 	err := c.conn.Call(ctx, op, params, target)
 	if err == nil {
 		if target == &raw {
@@ -161,4 +159,14 @@ func (c *v2Channel) call(ctx context.Context, op string, params, result any) err
 		return c.h.fail(op, CodeProtocolError, "host broke the protocol", err)
 	}
 	return err
+}
+
+// decodeResult decodes an operation's output, which the channel has
+// validated as JSON, into result (the AgentRunResult of every invoke
+// without reflection, see hostproto.DecodeRunResult).
+func decodeResult(raw []byte, result any) error {
+	if r, ok := result.(*contract.AgentRunResult); ok {
+		return hostproto.DecodeRunResult(raw, r)
+	}
+	return json.Unmarshal(raw, result)
 }

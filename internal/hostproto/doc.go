@@ -4,5 +4,6 @@
 // and the v2 JSON-RPC methods and notifications (see
 // internal/wire/PROTOCOL.md).
 //
-// Types and constants only: no I/O, no processes.
+// Types, constants and the rules a run result must meet (result.go): no
+// I/O, no processes.
 package hostproto

@@ -1,7 +1,6 @@
 package hostproto
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 
@@ -16,13 +15,7 @@ func (p *EventParams) AppendJSON(dst []byte) ([]byte, error) {
 	if b, ok := appendEventParams(dst, p); ok {
 		return b, nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
-		return dst, err
-	}
-	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+	return appendJSONNoEscape(dst, p)
 }
 
 func appendEventParams(dst []byte, p *EventParams) ([]byte, bool) {
@@ -41,13 +34,7 @@ func (p *EventsParams) AppendJSON(dst []byte) ([]byte, error) {
 	if b, ok := appendEventsParams(dst, p); ok {
 		return b, nil
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(p); err != nil {
-		return dst, err
-	}
-	return append(dst, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...), nil
+	return appendJSONNoEscape(dst, p)
 }
 
 func appendEventsParams(dst []byte, p *EventsParams) ([]byte, bool) {
@@ -114,20 +101,13 @@ func DecodeEventsParams(raw []byte, p *EventsParams) error {
 }
 
 func fastEventsParams(raw []byte, p *EventsParams) bool {
-	var seen uint8
-	first := func(bit uint8) bool {
-		if seen&(1<<bit) != 0 {
-			return false
-		}
-		seen |= 1 << bit
-		return true
-	}
+	var s seen
 	return wire.ObjectMembers(raw, func(key, val []byte) bool {
 		switch string(key) {
 		case "invocation_id":
-			return first(0) && wire.StringField(val, &p.InvocationID)
+			return s.first(0) && wire.StringField(val, &p.InvocationID)
 		case "events":
-			if !first(1) || wire.IsNull(val) {
+			if !s.first(1) || wire.IsNull(val) {
 				return false
 			}
 			p.Events = []HostEvent{}
@@ -148,42 +128,28 @@ func fastEventsParams(raw []byte, p *EventsParams) bool {
 // value; anything else (repeated keys, numbers of another form, unknown
 // shapes) reports false and goes to the fallback.
 func fastEventParams(raw []byte, p *EventParams) bool {
-	var seen uint8
-	first := func(bit uint8) bool {
-		if seen&(1<<bit) != 0 {
-			return false
-		}
-		seen |= 1 << bit
-		return true
-	}
+	var s seen
 	return wire.ObjectMembers(raw, func(key, val []byte) bool {
 		switch string(key) {
 		case "invocation_id":
-			return first(0) && wire.StringField(val, &p.InvocationID)
+			return s.first(0) && wire.StringField(val, &p.InvocationID)
 		case "event":
-			return first(1) && !wire.IsNull(val) && fastHostEvent(val, &p.Event)
+			return s.first(1) && !wire.IsNull(val) && fastHostEvent(val, &p.Event)
 		}
 		return false
 	})
 }
 
 func fastHostEvent(raw []byte, e *HostEvent) bool {
-	var seen uint8
-	first := func(bit uint8) bool {
-		if seen&(1<<bit) != 0 {
-			return false
-		}
-		seen |= 1 << bit
-		return true
-	}
+	var s seen
 	return wire.ObjectMembers(raw, func(key, val []byte) bool {
 		switch string(key) {
 		case "kind":
-			return first(0) && wire.StringField(val, &e.Kind)
+			return s.first(0) && wire.StringField(val, &e.Kind)
 		case "message":
-			return first(1) && wire.StringField(val, &e.Message)
+			return s.first(1) && wire.StringField(val, &e.Message)
 		case "timestamp_millis":
-			if !first(2) || wire.IsNull(val) {
+			if !s.first(2) || wire.IsNull(val) {
 				return false
 			}
 			n, ok := wire.DecodeUint64(val)
@@ -193,7 +159,7 @@ func fastHostEvent(raw []byte, e *HostEvent) bool {
 			e.TimestampMillis = int64(n)
 			return true
 		case "metadata":
-			return first(3) && wire.ObjectField(val, &e.Metadata)
+			return s.first(3) && wire.ObjectField(val, &e.Metadata)
 		}
 		return false
 	})

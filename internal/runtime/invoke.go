@@ -346,19 +346,10 @@ func (r *Runtime) normalize(res *contract.RunResult, ares contract.AgentRunResul
 
 // checkArtifact keeps an artifact only if its path stays inside the root.
 func (r *Runtime) checkArtifact(a contract.AgentArtifact) (contract.ArtifactRef, bool) {
-	p := a.Path
-	if p == "" || strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) || filepath.VolumeName(p) != "" || (len(p) > 1 && p[1] == ':') {
+	if !hostproto.ArtifactPathOK(a.Path) {
 		return contract.ArtifactRef{}, false
 	}
-	clean := path.Clean(strings.ReplaceAll(p, `\`, "/"))
-	if clean == ".." || strings.HasPrefix(clean, "../") {
-		return contract.ArtifactRef{}, false
-	}
-	for _, seg := range strings.Split(strings.ReplaceAll(p, `\`, "/"), "/") {
-		if seg == ".." {
-			return contract.ArtifactRef{}, false
-		}
-	}
+	clean := path.Clean(strings.ReplaceAll(a.Path, `\`, "/"))
 	if r.root != nil {
 		full := filepath.Join(*r.root, filepath.FromSlash(clean))
 		if resolved, err := filepath.EvalSymlinks(full); err == nil {

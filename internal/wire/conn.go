@@ -24,11 +24,6 @@ const (
 // Write when frames arrive faster than they can be written.
 const maxBatch = 64 << 10
 
-// burstGap is how soon after the previous notification one counts as part
-// of a burst, which the writer goroutine gathers into few writes instead of
-// a write each.
-const burstGap = 50 * time.Microsecond
-
 // inlinePeriod is the period of the watchdog of requests handled on the
 // reading goroutine: a request still running there after a whole period
 // moves the reading to a new goroutine, so reading stops for less than two
@@ -119,15 +114,13 @@ type Conn struct {
 	// writing (wmu is free). wmu is held for every write to w; queued
 	// counts the frames given to the writer goroutine (or on their way to
 	// it, or the tail of a frame written in part) until they are written.
-	fast     TryWriter
-	epoch    time.Time    // for lastNote
-	lastNote atomic.Int64 // when the last notification was sent, since epoch
-	wmu      sync.Mutex
-	queued   atomic.Int64
-	rest     []byte        // under wmu: unwritten tail of an inline frame
-	restFB   *frameBuf     // under wmu: the frame rest belongs to
-	kick     chan struct{} // tells the writer that rest is waiting
-	wclosed  bool          // under wmu: the writer goroutine has ended
+	fast    TryWriter
+	wmu     sync.Mutex
+	queued  atomic.Int64
+	rest    []byte        // under wmu: unwritten tail of an inline frame
+	restFB  *frameBuf     // under wmu: the frame rest belongs to
+	kick    chan struct{} // tells the writer that rest is waiting
+	wclosed bool          // under wmu: the writer goroutine has ended
 
 	hctx context.Context // handlers' context, set by Run before reading
 
@@ -231,7 +224,6 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 		closed:     make(chan struct{}),
 		pending:    make(map[int64]chan callResult),
 		fast:       fast,
-		epoch:      time.Now(),
 		kick:       make(chan struct{}, 1),
 		passive:    opts.Passive && dl != nil,
 		dl:         dl,
@@ -550,11 +542,9 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if err != nil {
 		return err
 	}
-	// A notification that closely follows the previous one (a burst of
-	// events) goes through the writer, which gathers a burst into few
-	// writes; a lone one is written at once.
-	now := int64(time.Since(c.epoch))
-	if now-c.lastNote.Swap(now) > int64(burstGap) && c.writeInline(fb) {
+	// Written at once when nothing is queued or being written; otherwise
+	// the writer gathers what queued up into few writes.
+	if c.writeInline(fb) {
 		return nil
 	}
 	return c.send(ctx, fb)

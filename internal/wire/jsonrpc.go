@@ -239,7 +239,7 @@ func (fb *frameBuf) value(v any) error {
 }
 
 func (fb *frameBuf) str(s string) {
-	fb.b.Write(appendString(fb.b.AvailableBuffer(), s))
+	fb.b.Write(AppendString(fb.b.AvailableBuffer(), s, false))
 }
 
 // finish closes the message object and the frame, and checks the limit.

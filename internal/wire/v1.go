@@ -50,7 +50,7 @@ func AppendV1Request(dst []byte, req V1Request) ([]byte, error) {
 	}
 	n := len(dst)
 	dst = append(dst, `{"operation":`...)
-	dst = appendString(dst, req.Operation)
+	dst = AppendString(dst, req.Operation, false)
 	dst = append(dst, `,"payload":`...)
 	dst, err := appendRaw(dst, req.Payload)
 	if err != nil {
@@ -108,7 +108,7 @@ func AppendV1Response(dst []byte, resp V1Response) ([]byte, error) {
 	}
 	n := len(dst)
 	dst = append(dst, `{"operation":`...)
-	dst = appendString(dst, resp.Operation)
+	dst = AppendString(dst, resp.Operation, false)
 	var err error
 	switch resp.Outcome.Status {
 	case V1StatusSucceeded:
@@ -273,18 +273,4 @@ func appendRaw(dst []byte, raw json.RawMessage) ([]byte, error) {
 		return dst, err
 	}
 	return buf.Bytes(), nil
-}
-
-// appendString appends s as a JSON string. Plain ASCII, the common case for
-// operation and method names, is copied as is.
-func appendString(dst []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			b, _ := json.Marshal(s) // cannot fail for a string
-			return append(dst, b...)
-		}
-	}
-	dst = append(dst, '"')
-	dst = append(dst, s...)
-	return append(dst, '"')
 }
