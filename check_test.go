@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
 func TestClientCheck(t *testing.T) {
-	client := fabric.New(fabric.WithStateDir(t.TempDir()))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()))
 	cfg, err := client.ParseConfig([]byte(exampleConfig), "agent.yaml", fabric.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -5,5 +5,9 @@
 // invocation.
 //
 // The package is a thin facade over the internal packages; it holds no
-// global state.
+// global state. Importing it links no adapter and no telemetry exporter:
+// a client opts into Fabric's bundled adapters with
+// WithBundledAdapters(bundled.Adapters()) (package adapters/bundled) and
+// into OTLP export configured by OTEL_* with WithOTLPExporters (package
+// otlp); Fabric's binaries do both.
 package fabric

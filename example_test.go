@@ -9,12 +9,14 @@ import (
 	"testing"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
+	"github.com/fabric-runtime/fabric/otlp"
 )
 
 // TestMain lets runtimes of bundled adapters re-execute this test binary
 // as their host.
 func TestMain(m *testing.M) {
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	os.Exit(m.Run())
@@ -31,7 +33,9 @@ harness:
 `
 
 func Example() {
-	client := fabric.New()
+	// The scripted adapter is a bundled one: the client opts into them
+	// (and TestMain, this program's main, serves their hosts).
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()))
 	cfg, err := client.ParseConfig([]byte(exampleConfig), "agent.yaml", fabric.LoadOptions{})
 	if err != nil {
 		panic(err)
@@ -54,9 +58,17 @@ func Example() {
 	// succeeded turn 2: again
 }
 
+// A client that exports to the OTLP collector the OTEL_* variables name,
+// as Fabric's binaries do; without the option the program links no
+// exporter.
+func ExampleWithOTLPExporters() {
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{}))
+	defer client.Shutdown(context.Background()) // flushes what was recorded
+}
+
 func TestRunStopsTheRuntime(t *testing.T) {
 	dir := t.TempDir()
-	client := fabric.New(fabric.WithStateDir(dir))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(dir))
 	cfg, err := client.ParseConfig([]byte(exampleConfig), "agent.yaml", fabric.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +83,7 @@ func TestRunStopsTheRuntime(t *testing.T) {
 }
 
 func TestPublicErrorsUsableWithErrorsAs(t *testing.T) {
-	client := fabric.New()
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()))
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(path, []byte("schema_version: fabric.agent/v1alpha1\nmetadata: {name: x}\nruntime: {max_turns: 2}\nharness: {adapter_id: fabric.scripted.v1, settings: {mode: nope}}\n"), 0o644)
 	_, err := client.PlanFile(context.Background(), path, fabric.LoadOptions{})

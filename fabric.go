@@ -3,11 +3,12 @@ package fabric
 import (
 	"context"
 	"errors"
+	"fmt"
+	"iter"
 	"log/slog"
 	"os"
 	"path/filepath"
 
-	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/catalog"
 	"github.com/fabric-runtime/fabric/internal/config"
@@ -35,6 +36,7 @@ type Client struct {
 	executable string
 	extraPath  []string
 	packages   plan.PackageSelector
+	bundled    []catalog.Bundled // adapters compiled into this program (WithBundledAdapters)
 	// installed packages (installed.go)
 	useInstalled bool
 	installedDir string
@@ -66,6 +68,34 @@ func WithEnv(lookup func(string) (string, bool)) Option {
 // fails to plan (package_selection_unavailable); Fabric's binaries set it.
 func WithPackageSelector(s plan.PackageSelector) Option { return func(c *Client) { c.packages = s } }
 
+// BundledAdapters is a set of adapters compiled into this program, each
+// known by its descriptor document (a runner.builtin descriptor is hosted
+// by the host binary, see WithHostBinary). Package adapters/bundled holds
+// Fabric's: bundled.Adapters().
+type BundledAdapters interface {
+	// Descriptors yields each descriptor document by file name.
+	Descriptors() iter.Seq2[string, []byte]
+}
+
+// WithBundledAdapters makes the adapters of set discoverable, beside the
+// descriptors found on disk (a later set replaces an earlier). Without it a client links and knows no
+// bundled adapter, so that importing this package alone links none:
+//
+//	import "github.com/fabric-runtime/fabric/adapters/bundled"
+//
+//	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()))
+//
+// A program that is its own host binary (the default) must then call
+// bundled.ServeHost first thing in main.
+func WithBundledAdapters(set BundledAdapters) Option {
+	return func(c *Client) {
+		c.bundled = nil
+		for name, data := range set.Descriptors() {
+			c.bundled = append(c.bundled, catalog.Bundled{Name: name, Data: data})
+		}
+	}
+}
+
 // WithExtraPath adds directories searched for required binaries after PATH.
 func WithExtraPath(dirs ...string) Option {
 	return func(c *Client) { c.extraPath = append(c.extraPath, dirs...) }
@@ -88,8 +118,9 @@ func isExecutable(p string) bool {
 }
 
 // WithHostBinary sets the executable re-executed as the host of bundled
-// adapters (default: the running program, which must then call
-// ServeBuiltinHost first thing in main; or point this at the fabric CLI).
+// adapters (default: a fabric-host binary beside the running program, else
+// the running program, which must then call bundled.ServeHost first thing
+// in main; or point this at fabric-host or the fabric CLI).
 func WithHostBinary(path string) Option { return func(c *Client) { c.hostBinary = path } }
 
 // WithStateDir sets where per-runtime host directories are created
@@ -169,7 +200,7 @@ func (c *Client) ParseConfig(data []byte, name string, opts LoadOptions) (*Loade
 func (c *Client) catalog(baseDir string, cfg *contract.FabricConfig) (*catalog.Catalog, error) {
 	prefixes, nodeModules := catalog.DefaultSearch(baseDir, c.getenv, c.executable)
 	opts := catalog.Options{
-		Bundled:           bundledDescriptors(),
+		Bundled:           c.bundled,
 		InstalledPrefixes: prefixes,
 		NodeModules:       nodeModules,
 		BaseDir:           baseDir,
@@ -183,14 +214,6 @@ func (c *Client) catalog(baseDir string, cfg *contract.FabricConfig) (*catalog.C
 		}
 	}
 	return catalog.Discover(opts)
-}
-
-func bundledDescriptors() []catalog.Bundled {
-	var out []catalog.Bundled
-	for _, d := range bundled.Descriptors() {
-		out = append(out, catalog.Bundled{Name: d.Name, Data: d.Data})
-	}
-	return out
 }
 
 // Plan resolves a loaded config into a RunPlan. On failure the error joins
@@ -217,7 +240,19 @@ func (c *Client) plan(ctx context.Context, l *Loaded) (_ *contract.RunPlan, _ *c
 	}
 	entry, _ := plan.SelectedEntry(&l.Config, cat)
 	p, err := plan.Resolve(l.Config, plan.Options{BaseDir: baseDir, Catalog: cat, Warnings: l.Warnings, Packages: c.packages})
+	if err != nil && c.bundled == nil && l.Config.Harness != nil {
+		hintBundled(err, l.Config.Harness.AdapterID)
+	}
 	return p, entry, err
+}
+
+// hintBundled says how to opt in when a client without bundled adapters
+// fails to find the adapter a config names: it may be a bundled one.
+func hintBundled(err error, adapterID string) {
+	var ce *ConfigError
+	if errors.As(err, &ce) && ce.Code == "unknown_adapter" {
+		ce.Message += fmt.Sprintf("; this client knows no bundled adapter: if %s is one, opt in with fabric.WithBundledAdapters(bundled.Adapters()) (package github.com/fabric-runtime/fabric/adapters/bundled)", adapterID)
+	}
 }
 
 // PlanFile loads and plans a config file.

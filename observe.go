@@ -22,6 +22,16 @@ func WithTelemetryProviders(tp trace.TracerProvider, mp metric.MeterProvider) Op
 	return func(c *Client) { c.obs.tp, c.obs.mp = tp, mp }
 }
 
+// WithOTLPExporters makes the client export to the OTLP collector the
+// OTEL_* environment variables name (read through WithEnv's lookup), as
+// Fabric's binaries do (docs/telemetry.md); pass otlp.Exporters{} from
+// package github.com/fabric-runtime/fabric/otlp. Without it a program
+// links no exporter, and OTEL_* variables that ask for export only log
+// that none is linked; providers passed to WithTelemetryProviders win.
+func WithOTLPExporters(e telemetry.Exporters) Option {
+	return func(c *Client) { c.obs.exporters = e }
+}
+
 // observers are a client's telemetry: OpenTelemetry (from OTEL_* or the
 // caller's providers) and, for configs that enable NeMo Relay, the ATOF
 // listener that streams Relay records into invocations.
@@ -29,6 +39,8 @@ type observers struct {
 	tp  trace.TracerProvider
 	mp  metric.MeterProvider
 	tel *telemetry.Telemetry
+	// exporters build the OTLP exporters OTEL_* asks for (WithOTLPExporters).
+	exporters telemetry.Exporters
 
 	mu       sync.Mutex
 	relay    *relay.Listener
@@ -38,7 +50,7 @@ type observers struct {
 func (c *Client) initTelemetry() {
 	tel, err := telemetry.New(context.Background(), telemetry.Options{
 		LookupEnv: c.lookupEnv, ServiceName: "fabric", Logger: c.logger,
-		TracerProvider: c.obs.tp, MeterProvider: c.obs.mp,
+		TracerProvider: c.obs.tp, MeterProvider: c.obs.mp, Exporters: c.obs.exporters,
 	})
 	if err != nil {
 		c.logger.Warn("fabric: telemetry is off: its configuration is invalid", "error", err)

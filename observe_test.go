@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/telemetry"
 )
@@ -18,7 +19,7 @@ import (
 // environment and in the adapter's runtime context.
 func TestTelemetrySpans(t *testing.T) {
 	rec := telemetry.NewRecorder()
-	client := fabric.New(fabric.WithStateDir(t.TempDir()), fabric.WithTelemetryProviders(rec.TracerProvider(), nil))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()), fabric.WithTelemetryProviders(rec.TracerProvider(), nil))
 	cfg, err := client.ParseConfig([]byte(`
 schema_version: fabric.agent/v1alpha1
 metadata: {name: traced}
@@ -105,7 +106,7 @@ func names(spans []telemetry.RecordedSpan) []string {
 // belong to, in the stream and in the result, and records of no turn are
 // counted, not lost silently.
 func TestRelayStreamsIntoInvocations(t *testing.T) {
-	client := fabric.New(fabric.WithStateDir(t.TempDir()))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()))
 	defer client.Shutdown(context.Background())
 	cfg, err := client.ParseConfig([]byte(`
 schema_version: fabric.agent/v1alpha1

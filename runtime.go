@@ -3,9 +3,7 @@ package fabric
 import (
 	"context"
 	"errors"
-	"os"
 
-	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/runtime"
 )
@@ -146,23 +144,4 @@ func (c *Client) Run(ctx context.Context, l *Loaded, input any, opts ...InvokeOp
 	res, invErr := rt.Invoke(ctx, input, opts...)
 	_, stopErr := rt.Stop(context.WithoutCancel(ctx))
 	return res, errors.Join(invErr, stopErr)
-}
-
-// ServeBuiltinHost runs this process as the host of a bundled adapter when
-// Fabric re-executed it for that purpose, and reports whether it did. Call
-// it first thing in main of any program that starts runtimes of bundled
-// adapters with itself as the host binary (the fabric CLI does):
-//
-//	if served, code := fabric.ServeBuiltinHost(); served {
-//		os.Exit(code)
-//	}
-func ServeBuiltinHost() (served bool, exitCode int) {
-	if served, code := bundled.Supervise(); served {
-		return true, code
-	}
-	id := os.Getenv(runtime.EnvBuiltinAdapter)
-	if id == "" {
-		return false, 0
-	}
-	return true, bundled.Serve(context.Background(), id)
 }

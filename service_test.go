@@ -18,6 +18,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -169,7 +170,7 @@ func reason(rep contract.CheckReport) string {
 func TestServiceSharedByRuntimes(t *testing.T) {
 	t.Parallel()
 	stateDir := t.TempDir()
-	client := fabric.New(fabric.WithStateDir(stateDir))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(stateDir))
 	cfg := parse(t, client, serviceConfig)
 	ctx := context.Background()
 	svc := prepare(t, client, cfg)
@@ -306,7 +307,7 @@ func TestAttachServiceOfAnotherClient(t *testing.T) {
 	const tokenVar = "FABRIC_TEST_SHARED_TOKEN"
 	const token = "shared-token-7f3a9c1e5b2d4068"
 	ctx := context.Background()
-	owner := fabric.New(fabric.WithStateDir(t.TempDir()), fabric.WithHostEnv(append(os.Environ(), tokenVar+"="+token)))
+	owner := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()), fabric.WithHostEnv(append(os.Environ(), tokenVar+"="+token)))
 	ownerCfg := parse(t, owner, serviceConfig+"    service_token_env: "+tokenVar+"\n")
 	svc := prepare(t, owner, ownerCfg)
 	if svc.Handle().Connection["token_env"] != tokenVar {
@@ -316,7 +317,7 @@ func TestAttachServiceOfAnotherClient(t *testing.T) {
 	rtA := startWith(t, owner, ownerCfg, svc)
 
 	stateDir := t.TempDir()
-	other := fabric.New(fabric.WithStateDir(stateDir), fabric.WithEnv(func(k string) (string, bool) {
+	other := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(stateDir), fabric.WithEnv(func(k string) (string, bool) {
 		if k == tokenVar {
 			return token, true
 		}
@@ -379,7 +380,7 @@ func TestAttachServiceRejectsBadReferences(t *testing.T) {
 	t.Parallel()
 	const secret = "pasted-secret-4711abcdef"
 	stateDir := t.TempDir()
-	client := fabric.New(fabric.WithStateDir(stateDir), fabric.WithEnv(func(k string) (string, bool) {
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(stateDir), fabric.WithEnv(func(k string) (string, bool) {
 		switch k {
 		case "GOOD_TOKEN":
 			return secret, true
@@ -439,12 +440,12 @@ func TestAttachServiceRejectsBadReferences(t *testing.T) {
 func TestAttachServiceWrongToken(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	owner := fabric.New(fabric.WithStateDir(t.TempDir()))
+	owner := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()))
 	svc := prepare(t, owner, parse(t, owner, serviceConfig))
 
 	const wrong = "wrong-token-0123456789"
 	stateDir := t.TempDir()
-	other := fabric.New(fabric.WithStateDir(stateDir), fabric.WithEnv(func(k string) (string, bool) {
+	other := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(stateDir), fabric.WithEnv(func(k string) (string, bool) {
 		if k == "MY_SERVICE_TOKEN" {
 			return wrong, true
 		}
@@ -495,7 +496,7 @@ func TestServiceRejectsInterfaces(t *testing.T) {
 		return bytes.Count(b, []byte("launched"))
 	}
 	ctx := context.Background()
-	client := fabric.New(fabric.WithStateDir(t.TempDir()), fabric.WithHostBinary(script))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()), fabric.WithHostBinary(script))
 	withInterfaces := parse(t, client, serviceConfig+"    interfaces: {dashboard: {enabled: true}}\n")
 	check := func(what string, err error, stage string) {
 		t.Helper()
@@ -530,7 +531,7 @@ func TestServiceCapabilityChecks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	stateDir := t.TempDir()
-	client := fabric.New(fabric.WithStateDir(stateDir))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(stateDir))
 	v1 := parse(t, client, strings.Replace(serviceConfig, "fabric.scripted", "fabric.scripted.v1", 1))
 	var ke *fabric.CapabilityError
 	if _, err := client.PrepareService(ctx, v1); !errors.As(err, &ke) || ke.Code != "service_unsupported" || ke.Path != "harness.adapter_id" {
@@ -554,7 +555,7 @@ func TestServiceCapabilityChecks(t *testing.T) {
 func TestServiceCheckHungAndKilled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	client := fabric.New(fabric.WithStateDir(t.TempDir()))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()))
 	svc := prepare(t, client, parse(t, client, serviceConfig))
 	pid := svc.HostPid()
 

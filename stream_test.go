@@ -9,12 +9,13 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
 func startScripted(t *testing.T, settings string) *fabric.Runtime {
 	t.Helper()
-	client := fabric.New(fabric.WithStateDir(t.TempDir()))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()))
 	cfg, err := client.ParseConfig([]byte(`
 schema_version: fabric.agent/v1alpha1
 metadata: {name: stream}
@@ -229,7 +230,7 @@ func isState(err error, code string) bool {
 // per turn, with sequence numbers that go on across turns; a watcher that
 // comes back with its offset gets exactly what it missed.
 func TestFollowAcrossTurns(t *testing.T) {
-	client := fabric.New(fabric.WithStateDir(t.TempDir()))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()))
 	cfg, err := client.ParseConfig([]byte(`
 schema_version: fabric.agent/v1alpha1
 metadata: {name: follow}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/batch"
 )
 
@@ -24,7 +25,7 @@ func BenchmarkTrialOverhead(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, "agent.yaml"), []byte(scriptedConfig("answer: {input}", "")), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	opts := []fabric.Option{fabric.WithStateDir(b.TempDir())}
+	opts := []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(b.TempDir())}
 	if h := os.Getenv("FABRIC_TEST_HOST"); h != "" {
 		opts = append(opts, fabric.WithHostBinary(h)) // bench/batch/run.sh: bin/fabric-host
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/batch"
 	"github.com/fabric-runtime/fabric/contract"
 )
@@ -50,7 +51,7 @@ func open(t *testing.T, spec, dir string, opts batch.Options) *batch.Runner {
 		t.Fatalf("Load: %v", err)
 	}
 	if opts.Client == nil {
-		opts.Client = fabric.New(fabric.WithStateDir(t.TempDir()))
+		opts.Client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()))
 	}
 	r, err := batch.Open(context.Background(), s, dir, opts)
 	if err != nil {

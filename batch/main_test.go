@@ -6,13 +6,13 @@ import (
 
 	"go.uber.org/goleak"
 
-	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 )
 
 // TestMain lets this test binary host the bundled adapters whose runtimes
 // the batch tests start.
 func TestMain(m *testing.M) {
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m)

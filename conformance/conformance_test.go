@@ -15,23 +15,28 @@ import (
 	"go.uber.org/goleak"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 )
 
 // TestMain doubles as the adapter host of the bundled adapters: their
 // runtimes re-execute the test binary.
 func TestMain(m *testing.M) {
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m)
 }
+
+// withBundled are the options of every client of a run: the adapters
+// under test are the bundled ones.
+var withBundled = []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters())}
 
 func runSuite(t *testing.T, p Profile) Report {
 	t.Helper()
 	tmp := t.TempDir()
 	// A race-enabled host sleeps 1s at exit unless told not to.
 	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	rep := Run(context.Background(), fabric.New(), p, Options{ItemTimeout: 30 * time.Second, TempDir: tmp, Env: env})
+	rep := Run(context.Background(), nil, p, Options{ClientOptions: withBundled, ItemTimeout: 30 * time.Second, TempDir: tmp, Env: env})
 	var buf bytes.Buffer
 	_ = rep.WriteText(&buf)
 	t.Log("\n" + buf.String())
@@ -330,7 +335,7 @@ func TestProfileModelStubIsServed(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	env := append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	rep := Run(context.Background(), fabric.New(), p, Options{ItemTimeout: 30 * time.Second, TempDir: tmp, Env: env, Only: []string{"7"}})
+	rep := Run(context.Background(), nil, p, Options{ClientOptions: withBundled, ItemTimeout: 30 * time.Second, TempDir: tmp, Env: env, Only: []string{"7"}})
 	if it, _ := rep.Item("7"); it.Verdict != Pass {
 		t.Fatalf("invoke item = %s, want pass", it)
 	}
@@ -341,7 +346,7 @@ func TestProfileModelStubIsServed(t *testing.T) {
 		t.Error("Run changed the caller's profile")
 	}
 	p.ModelStub = filepath.Join(tmp, "missing.yaml")
-	if rep := Run(context.Background(), fabric.New(), p, Options{TempDir: tmp}); rep.Passed || rep.Items[0].ID != "0" {
+	if rep := Run(context.Background(), nil, p, Options{ClientOptions: withBundled, TempDir: tmp}); rep.Passed || rep.Items[0].ID != "0" {
 		t.Errorf("a missing modelstub script: %+v", rep)
 	}
 }

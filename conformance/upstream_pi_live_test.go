@@ -10,6 +10,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -60,7 +61,7 @@ func TestUpstreamPiHostLive(t *testing.T) {
 	env[keyEnv] = key
 	hostEnv = append(hostEnv, keyEnv+"="+key)
 	exe, _ := os.Executable()
-	client := fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(state), fabric.WithHostEnv(hostEnv),
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(state), fabric.WithHostEnv(hostEnv),
 		fabric.WithEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok }), fabric.WithExtraPath(node))
 
 	cfg, _ := json.Marshal(map[string]any{

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -66,7 +67,7 @@ rules:
 	rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
 		ItemTimeout:   2 * time.Minute,
 		Env:           env,
-		ClientOptions: []fabric.Option{fabric.WithHostBinary(exe)},
+		ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe)},
 	})
 	for _, it := range rep.Items {
 		t.Logf("%-4s %2s %-18s %s", it.Verdict, it.ID, it.Name, it.Detail)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -38,7 +39,7 @@ func TestConformance(t *testing.T) {
 				t.Fatal(err)
 			}
 			rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
-				ClientOptions: []fabric.Option{fabric.WithHostBinary(exe), fabric.WithExtraPath(filepath.SplitList(path)...)},
+				ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithExtraPath(filepath.SplitList(path)...)},
 				ItemTimeout:   120 * time.Second,
 				TempDir:       t.TempDir(),
 			})

@@ -17,6 +17,7 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/acp"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -91,7 +92,7 @@ func newLive(t testing.TB, pc profileCase, script *modelstub.Script) *live {
 	}
 	env := append(os.Environ(), keyEnv+"="+testKey)
 	env = append(env, l.proxy.Env()...)
-	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
+	l.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
 		fabric.WithEnv(livetest.Lookup(env)),
 		fabric.WithExtraPath(filepath.SplitList(path)...))
 	return l

@@ -6,13 +6,13 @@ import (
 	"os"
 	"testing"
 
-	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 )
 
 // TestMain lets this test binary be the adapter host of any bundled
 // adapter (the runtimes the tests start re-execute it).
 func TestMain(m *testing.M) {
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	os.Exit(m.Run())

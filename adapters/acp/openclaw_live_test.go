@@ -22,6 +22,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
@@ -189,7 +190,7 @@ func newOpenClawClient(t *testing.T, w *gatewayWorld, stateDir string, extra []s
 	}
 	env := append(append(os.Environ(), ocKeyEnv+"="+ocKey), w.proxy.Env()...)
 	env = append(env, extra...)
-	return fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(stateDir), fabric.WithHostEnv(env),
+	return fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(stateDir), fabric.WithHostEnv(env),
 		fabric.WithEnv(livetest.Lookup(env)),
 		fabric.WithExtraPath(w.path...),
 		fabric.WithLogger(slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
@@ -542,7 +543,7 @@ func TestConformanceOpenClaw(t *testing.T) {
 	}
 	t0 := time.Now()
 	rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
-		ClientOptions: []fabric.Option{fabric.WithHostBinary(exe), fabric.WithExtraPath(w.path...)},
+		ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithExtraPath(w.path...)},
 		ItemTimeout:   150 * time.Second,
 		TempDir:       t.TempDir(),
 		Progress: func(it conformance.Item) {

@@ -3,6 +3,7 @@ package bundled
 import (
 	"context"
 	"fmt"
+	"iter"
 	"os"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
@@ -81,4 +82,50 @@ func Serve(ctx context.Context, name string) int {
 		return 1
 	}
 	return 0
+}
+
+// Set is every bundled adapter, as an SDK client opts into them:
+//
+//	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()))
+//
+// A program that is its own host binary (fabric.WithHostBinary's default)
+// also calls ServeHost first thing in main.
+type Set struct{}
+
+// Adapters returns the set of every bundled adapter.
+func Adapters() Set { return Set{} }
+
+// Descriptors yields each bundled descriptor document by file name, in
+// the fixed order of the package function Descriptors.
+func (Set) Descriptors() iter.Seq2[string, []byte] {
+	return func(yield func(string, []byte) bool) {
+		for _, d := range Descriptors() {
+			if !yield(d.Name, d.Data) {
+				return
+			}
+		}
+	}
+}
+
+// EnvAdapter tells a re-executed host binary which bundled adapter to
+// serve (the core sets it from the descriptor's runner.builtin).
+const EnvAdapter = "FABRIC_BUILTIN_ADAPTER"
+
+// ServeHost runs this process as the host of a bundled adapter when
+// Fabric re-executed it for that purpose (or as the supervisor an adapter
+// re-executed it for), and reports whether it did. Call it first thing in
+// main of a program that is the host binary of its own runtimes:
+//
+//	if served, code := bundled.ServeHost(); served {
+//		os.Exit(code)
+//	}
+func ServeHost() (served bool, exitCode int) {
+	if served, code := Supervise(); served {
+		return true, code
+	}
+	name := os.Getenv(EnvAdapter)
+	if name == "" {
+		return false, 0
+	}
+	return true, Serve(context.Background(), name)
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -38,7 +39,7 @@ func TestConformance(t *testing.T) {
 		ItemTimeout:   90 * time.Second,
 		TempDir:       t.TempDir(),
 		Env:           append(os.Environ(), "GORACE=atexit_sleep_ms=0"),
-		ClientOptions: []fabric.Option{fabric.WithHostBinary(exe), fabric.WithExtraPath(binDir)},
+		ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithExtraPath(binDir)},
 	})
 	var buf bytes.Buffer
 	_ = rep.WriteText(&buf)

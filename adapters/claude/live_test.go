@@ -15,6 +15,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/modelstub"
@@ -415,7 +416,7 @@ func TestLiveWrongKeyIsAuthFailure(t *testing.T) {
 	l.env = append(l.env, liveKeyEnv+"="+wrong)
 	exe, _ := os.Executable()
 	binDir, _ := harnessBin(t)
-	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir),
+	l.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir),
 		fabric.WithHostEnv(l.env), fabric.WithExtraPath(binDir), fabric.WithEnv(livetest.Lookup(l.env)))
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()

@@ -19,6 +19,7 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("FABRIC_BUILTIN_ADAPTER") == claude.ID {
 		os.Exit(serve(claude.New()))
 	}
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m)
@@ -128,7 +129,7 @@ func newLive(t testing.TB) *live {
 		liveKeyEnv+"="+l.key,
 		"GORACE=atexit_sleep_ms=0",
 	)
-	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir),
+	l.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir),
 		fabric.WithHostEnv(l.env), fabric.WithExtraPath(binDir), fabric.WithEnv(livetest.Lookup(l.env)))
 	return l
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -38,7 +39,7 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	copts := []fabric.Option{fabric.WithHostBinary(exe)}
+	copts := []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe)}
 	if bin != "" {
 		copts = append(copts, fabric.WithExtraPath(bin))
 	}

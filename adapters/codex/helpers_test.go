@@ -18,6 +18,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/codex"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/modelstub"
@@ -88,7 +89,7 @@ func newLive(t testing.TB, script *modelstub.Script, opts ...modelstub.Option) *
 	}
 	l.env = append(os.Environ(), keyEnv+"="+testKey)
 	l.env = append(l.env, l.proxy.Env()...)
-	copts := []fabric.Option{
+	copts := []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()),
 		fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(l.env),
 		fabric.WithEnv(livetest.Lookup(l.env)),
 	}

@@ -9,6 +9,7 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/nodelib"
 	"github.com/fabric-runtime/fabric/internal/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/livetest"
@@ -92,7 +93,7 @@ func newLive(t testing.TB, h harness, script *modelstub.Script) *live {
 	// request to a host other than loopback reaches the sentinel.
 	env = append(env, l.proxy.Env()...)
 	env = append(env, "NODE_USE_ENV_PROXY=1")
-	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
+	l.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
 		fabric.WithEnv(livetest.Lookup(env)), fabric.WithExtraPath(path...))
 	return l
 }

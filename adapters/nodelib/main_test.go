@@ -6,14 +6,14 @@ import (
 	"os"
 	"testing"
 
-	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"go.uber.org/goleak"
 )
 
 // TestMain lets this test binary be the adapter host of any bundled Go
 // adapter (the Node hosts of this package need none of it).
 func TestMain(m *testing.M) {
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/testaudit"
@@ -90,7 +91,7 @@ func newLive(t testing.TB, script *modelstub.Script) *live {
 	}
 	env := append(os.Environ(), keyEnv+"="+testKey)
 	env = append(env, l.proxy.Env()...)
-	l.client = fabric.New(
+	l.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()),
 		fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
 		fabric.WithEnv(livetest.Lookup(env)),
 		fabric.WithExtraPath(path...),

@@ -8,8 +8,8 @@ import (
 	"os"
 	"testing"
 
-	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"go.uber.org/goleak"
 )
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/pi"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/harnesstest"
@@ -74,7 +75,7 @@ func newLive(t testing.TB, script *modelstub.Script) *live {
 		// An ambient key for a built-in provider must not be used.
 		"OPENAI_API_KEY=sk-ambient-must-not-be-sent")
 	env = append(env, l.proxy.Env()...)
-	l.client = fabric.New(fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
+	l.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
 		fabric.WithEnv(livetest.Lookup(env)),
 		fabric.WithExtraPath(path...))
 	return l

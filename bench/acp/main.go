@@ -30,6 +30,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -170,7 +171,7 @@ type fabricSide struct {
 
 func (f *fabricSide) loaded() (*fabric.Loaded, error) {
 	if f.client == nil {
-		f.client = fabric.New(fabric.WithHostBinary(*fabricBin), fabric.WithStateDir(filepath.Join(f.work, "fabric-state")))
+		f.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(*fabricBin), fabric.WithStateDir(filepath.Join(f.work, "fabric-state")))
 	}
 	ws := filepath.Join(f.work, "ws")
 	_ = os.MkdirAll(ws, 0o755)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 )
 
 const config = `
@@ -51,7 +52,7 @@ func run(n int, bin string, parallel int, heapProfile string) error {
 		return err
 	}
 	defer os.RemoveAll(state)
-	client := fabric.New(fabric.WithHostBinary(bin), fabric.WithStateDir(state))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(bin), fabric.WithStateDir(state))
 	cfg, err := client.ParseConfig([]byte(config), "idle.yaml", fabric.LoadOptions{})
 	if err != nil {
 		return err

@@ -5,13 +5,13 @@ package main
 import (
 	"os"
 
-	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/agentctl/cli"
 )
 
 func main() {
 	// serve re-executes this binary as the host of bundled adapters.
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	os.Exit(cli.Main())

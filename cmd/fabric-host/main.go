@@ -11,24 +11,16 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 )
 
-// envBuiltinAdapter matches internal/runtime.EnvBuiltinAdapter.
-const envBuiltinAdapter = "FABRIC_BUILTIN_ADAPTER"
-
 func main() {
-	if served, code := bundled.Supervise(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
-	name := os.Getenv(envBuiltinAdapter)
-	if name == "" {
-		fmt.Fprintln(os.Stderr, "fabric-host: hosts a bundled adapter for a Fabric runtime; it is started by Fabric, not by hand")
-		os.Exit(2)
-	}
-	os.Exit(bundled.Serve(context.Background(), name))
+	fmt.Fprintln(os.Stderr, "fabric-host: hosts a bundled adapter for a Fabric runtime; it is started by Fabric, not by hand")
+	os.Exit(2)
 }

@@ -7,7 +7,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/cli"
 	"github.com/fabric-runtime/fabric/internal/pkgop"
 )
@@ -19,7 +19,7 @@ func main() {
 		os.Exit(code)
 	}
 	// Fabric re-executes itself as the host of its bundled adapters.
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

@@ -22,6 +22,7 @@ import (
 	"golang.org/x/time/rate"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -40,7 +41,7 @@ func startRuntimes(tb testing.TB, agents map[string]string) *runtimeDispatcher {
 	tb.Helper()
 	d := &runtimeDispatcher{rts: map[string]*fabric.Runtime{}, gens: map[string]string{}, results: map[string]*contract.RunResult{},
 		running: map[string]bool{}, invokes: map[string]int{}}
-	client := fabric.New(fabric.WithStateDir(tb.TempDir()))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(tb.TempDir()))
 	for name, settings := range agents {
 		cfg, err := client.ParseConfig([]byte(agentConfig(name, settings)), name+".yaml", fabric.LoadOptions{})
 		if err == nil {

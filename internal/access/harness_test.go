@@ -21,6 +21,7 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/testaudit"
 )
@@ -28,7 +29,7 @@ import (
 // TestMain lets runtimes of bundled adapters re-execute this test binary
 // as their host.
 func TestMain(m *testing.M) {
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	// net/http lingers up to 500 ms in closeWriteAndWait after answering a
@@ -66,7 +67,7 @@ func newDispatcher(t *testing.T, agents map[string]string) *runtimeDispatcher {
 	t.Helper()
 	d := &runtimeDispatcher{rts: map[string]*fabric.Runtime{}, gens: map[string]string{}, results: map[string]*contract.RunResult{},
 		running: map[string]bool{}, invokes: map[string]int{}}
-	client := fabric.New(fabric.WithStateDir(t.TempDir()))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()))
 	for name, settings := range agents {
 		cfg, err := client.ParseConfig([]byte(agentConfig(name, settings)), name+".yaml", fabric.LoadOptions{})
 		if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/pkgop"
 )
 
@@ -16,7 +16,7 @@ func TestMain(m *testing.M) {
 	if served, code := pkgop.MaybeServeSandbox(); served {
 		os.Exit(code)
 	}
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	testscript.Main(m, map[string]func(){

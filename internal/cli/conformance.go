@@ -10,7 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
+	"github.com/fabric-runtime/fabric/otlp"
 )
 
 func (a *app) conformanceCommand() *cobra.Command {
@@ -32,7 +35,10 @@ func (a *app) conformanceCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			opts := conformance.Options{ItemTimeout: itemTimeout, Only: only}
+			// Items that start runtimes build clients of their own: they get
+			// what the SDK links only by opt-in, as this binary's do.
+			opts := conformance.Options{ItemTimeout: itemTimeout, Only: only, ClientOptions: []fabric.Option{
+				fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{})}}
 			if a.output == "text" {
 				opts.Progress = func(it conformance.Item) { fmt.Fprintln(a.stdio.Out, it) }
 			}

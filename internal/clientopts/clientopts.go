@@ -1,6 +1,7 @@
 // Package clientopts is the one home of the options the fabric binary
 // (its commands, deployments and the supervisor) gives its SDK
-// clients beyond what an SDK user gets by default: harnesses found in
+// clients beyond what an SDK user gets by default: the bundled adapters
+// and the OTLP exporters (opt-in packages of the SDK), harnesses found in
 // installed runtime packages, and harness.package selection against the
 // support catalog. fabric-agent-ctl, kept lean (it must not link the
 // conformance suite that qualification checks use), takes installed
@@ -9,13 +10,17 @@ package clientopts
 
 import (
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/pkgselect"
+	"github.com/fabric-runtime/fabric/otlp"
 )
 
 // Binary returns the options, reading settings through getenv
 // (os.Getenv in a binary).
 func Binary(getenv func(string) string) []fabric.Option {
 	return []fabric.Option{
+		fabric.WithBundledAdapters(bundled.Adapters()),
+		fabric.WithOTLPExporters(otlp.Exporters{}),
 		fabric.WithInstalledPackages(""),
 		fabric.WithPackageSelector(pkgselect.FromEnv(getenv)),
 	}

@@ -102,6 +102,19 @@ var agentCtlBad = merge(testSupport, map[string]string{
 	Module + "/internal/cli": "the fabric CLI's command tree",
 })
 
+// sdkBad is what the root SDK must not link: a program that imports
+// package fabric alone pays for no adapter and no exporter; the bundled
+// adapters (fabric.WithBundledAdapters) and the OTLP exporters are opt-in
+// packages that Fabric's binaries wire in.
+var sdkBad = merge(testSupport, map[string]string{
+	Module + "/adapters":                 "the bundled adapters (opt in with fabric.WithBundledAdapters)",
+	Module + "/otlp":                     "the OTLP exporters (opt in with fabric.WithOTLPExporters)",
+	"go.opentelemetry.io/otel/exporters": "OTel exporters",
+	"go.opentelemetry.io/proto":          "the OTLP protobuf messages",
+	"google.golang.org/grpc":             "gRPC",
+	"google.golang.org/protobuf":         "protobuf",
+})
+
 func merge(ms ...map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, m := range ms {
@@ -122,8 +135,13 @@ func TestDeps(t *testing.T) {
 		{Module + "/cmd/fabric-host", hostBad, hostPending},
 		{Module + "/adapterkit", merge(hostBad, map[string]string{Module + "/adapters": "the bundled adapters (the kit serves them, never the reverse)"}), hostPending},
 		{Module + "/cmd/fabric-agent-ctl", agentCtlBad, nil},
+		{Module, sdkBad, nil},
 	} {
-		t.Run(c.pkg[len(Module)+1:], func(t *testing.T) {
+		name := strings.TrimPrefix(c.pkg, Module+"/")
+		if c.pkg == Module {
+			name = "sdk"
+		}
+		t.Run(name, func(t *testing.T) {
 			deps := BadDeps(t, c.pkg, c.bad)
 			for prefix, why := range c.pending {
 				if !links(deps, prefix) {

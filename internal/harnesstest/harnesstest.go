@@ -10,6 +10,7 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/livetest"
@@ -184,7 +185,7 @@ func Conformance(t testing.TB, profileFile, scriptFile string, path []string, ma
 		t.Fatal(err)
 	}
 	rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
-		ClientOptions: []fabric.Option{fabric.WithHostBinary(exe), fabric.WithExtraPath(path...)},
+		ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithExtraPath(path...)},
 		ItemTimeout:   2 * time.Minute,
 		TempDir:       t.TempDir(),
 	})

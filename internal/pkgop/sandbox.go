@@ -33,7 +33,7 @@ type sandboxSpec struct {
 // MaybeServeSandbox makes this process the sandbox of a package operation
 // when it was started as one (Run re-executes the current binary), and
 // else returns at once with served false: call it first thing in main
-// (and in TestMain of tests that run operations), as ServeBuiltinHost is.
+// (and in TestMain of tests that run operations), as bundled.ServeHost is.
 // When served it never returns on success (the process becomes the
 // operation); on failure it returns the exit code to exit with.
 func MaybeServeSandbox() (served bool, exitCode int) {

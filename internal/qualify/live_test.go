@@ -10,6 +10,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/attest"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
@@ -39,7 +40,7 @@ func TestQualifyPiLive(t *testing.T) {
 	}
 	t0 := time.Now()
 	st, err := Qualify(context.Background(), p, Options{TempDir: t.TempDir(), ItemTimeout: 2 * time.Minute,
-		ClientOptions: []fabric.Option{fabric.WithExtraPath(bin, node)}})
+		ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithExtraPath(bin, node)}})
 	if err != nil {
 		t.Fatal(err)
 	}

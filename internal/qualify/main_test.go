@@ -6,13 +6,13 @@ import (
 
 	"go.uber.org/goleak"
 
-	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 )
 
 // TestMain doubles as the adapter host of the bundled adapters: the
 // suite's runtimes re-execute the test binary.
 func TestMain(m *testing.M) {
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	goleak.VerifyTestMain(m)

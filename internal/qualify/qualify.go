@@ -16,9 +16,11 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
+	"github.com/fabric-runtime/fabric/otlp"
 )
 
 // Package is the package release to qualify, as the caller read it from
@@ -117,7 +119,7 @@ func Qualify(ctx context.Context, p Package, opts Options) (*Statement, error) {
 		return nil, fmt.Errorf("qualify: host binary: %w", err)
 	}
 	started := opts.Now()
-	copts := append([]fabric.Option{fabric.WithHostBinary(host)}, opts.ClientOptions...)
+	copts := append([]fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{}), fabric.WithHostBinary(host)}, opts.ClientOptions...)
 	rep := conformance.Run(ctx, nil, profile, conformance.Options{
 		ClientOptions: copts, TempDir: opts.TempDir, ItemTimeout: opts.ItemTimeout, Env: opts.Env, Only: opts.Only,
 		Progress: func(it conformance.Item) {

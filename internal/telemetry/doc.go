@@ -5,9 +5,11 @@
 // and W3C trace context for adapter hosts (TRACEPARENT, TRACESTATE).
 //
 // Exporters are chosen by the standard OTEL_* environment variables, read
-// through the lookup function the caller passes in; with nothing
-// configured every method is a no-op that allocates nothing. It is the only
-// package of the module that imports the OpenTelemetry SDK and exporters.
+// through the lookup function the caller passes in, and built by the
+// Exporters the caller passes (the opt-in package otlp, which alone links
+// the exporters, gRPC and protobuf); with nothing configured every method
+// is a no-op that allocates nothing. It is the only package of the module
+// besides otlp that imports the OpenTelemetry SDK.
 //
 // It never sets the global OpenTelemetry providers or propagators, never
 // reads the process environment behind the caller's back, and never copies

@@ -10,18 +10,14 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// OTLP protocols (OTEL_EXPORTER_OTLP_PROTOCOL).
 const (
-	protoHTTPProtobuf = "http/protobuf"
-	protoHTTPJSON     = "http/json"
-	protoGRPC         = "grpc"
-)
+	protoHTTPProtobuf = ProtocolHTTPProtobuf
+	protoHTTPJSON     = ProtocolHTTPJSON
+	protoGRPC         = ProtocolGRPC
 
-// Temporality preferences (OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE).
-const (
-	tempCumulative = "cumulative"
-	tempDelta      = "delta"
-	tempLowMemory  = "lowmemory"
+	tempCumulative = TemporalityCumulative
+	tempDelta      = TemporalityDelta
+	tempLowMemory  = TemporalityLowMemory
 )
 
 // settings is everything read from the OTEL_* variables.

@@ -1,4 +1,4 @@
-package telemetry
+package telemetry_test
 
 import (
 	"bytes"
@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/telemetry"
+	"github.com/fabric-runtime/fabric/otlp"
 	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -117,19 +119,19 @@ func resourceOf(t *testing.T, rs []*resourcepb.Resource) *resourcepb.Resource {
 }
 
 // runScenario records one planned, started, invoked and stopped runtime.
-func runScenario(t *testing.T, tel *Telemetry) {
+func runScenario(t *testing.T, tel *telemetry.Telemetry) {
 	t.Helper()
 	ctx := context.Background()
 	pctx, endPlan := tel.Plan(ctx, "demo")
-	rctx, endStart := tel.RuntimeStart(pctx, handle)
+	rctx, endStart := tel.RuntimeStart(pctx, telemetry.Handle)
 	endStart(nil)
-	_, inv := tel.Invocation(rctx, info())
-	for _, ev := range codexTurn() {
+	_, inv := tel.Invocation(rctx, telemetry.Info())
+	for _, ev := range telemetry.CodexTurn() {
 		inv.Event(ev)
 	}
 	inv.End(&contract.RunResult{Status: contract.StatusSucceeded,
-		Usage: &contract.RunUsage{InputTokens: u64(250), OutputTokens: u64(50)}}, nil)
-	_, endStop := tel.RuntimeStop(rctx, handle)
+		Usage: &contract.RunUsage{InputTokens: telemetry.U64(250), OutputTokens: telemetry.U64(50)}}, nil)
+	_, endStop := tel.RuntimeStop(rctx, telemetry.Handle)
 	endStop(nil)
 	endPlan(nil)
 	tel.RecordDrops(2)
@@ -144,7 +146,7 @@ func TestOTLPHTTPExport(t *testing.T) {
 
 	env := map[string]string{
 		"OTEL_EXPORTER_OTLP_ENDPOINT":            srv.URL + "/otlp",
-		"OTEL_EXPORTER_OTLP_HEADERS":             "authorization=Bearer%20" + fakeSecret,
+		"OTEL_EXPORTER_OTLP_HEADERS":             "authorization=Bearer%20" + telemetry.FakeSecret,
 		"OTEL_EXPORTER_OTLP_METRICS_COMPRESSION": "gzip",
 		"OTEL_SERVICE_NAME":                      "fabric-test",
 		"OTEL_RESOURCE_ATTRIBUTES":               "deployment.environment=ci",
@@ -152,7 +154,7 @@ func TestOTLPHTTPExport(t *testing.T) {
 		"OTEL_METRIC_EXPORT_INTERVAL":            "60000",
 	}
 	ctx := context.Background()
-	tel, err := New(ctx, Options{LookupEnv: envOf(env), ServiceVersion: "1.2.3"})
+	tel, err := telemetry.New(ctx, telemetry.Options{LookupEnv: telemetry.EnvOf(env), ServiceVersion: "1.2.3", Exporters: otlp.Exporters{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,14 +222,14 @@ func TestOTLPHTTPExport(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{MetricRuntimeStarts, MetricRuntimeStops, MetricInvocations, MetricInvocationDuration, MetricTokenUsage, MetricStreamDrops} {
+	for _, want := range []string{telemetry.MetricRuntimeStarts, telemetry.MetricRuntimeStops, telemetry.MetricInvocations, telemetry.MetricInvocationDuration, telemetry.MetricTokenUsage, telemetry.MetricStreamDrops} {
 		if !metricNames[want] {
 			t.Errorf("metric %s not exported (got %v)", want, metricNames)
 		}
 	}
 	gzipped := false
 	for _, h := range rc.headers {
-		if got := h.Get("Authorization"); got != "Bearer "+fakeSecret {
+		if got := h.Get("Authorization"); got != "Bearer "+telemetry.FakeSecret {
 			t.Errorf("Authorization header = %q", got)
 		}
 		gzipped = gzipped || h.Get("Content-Encoding") == "gzip"
@@ -253,8 +255,8 @@ func TestOTLPUnreachableCollector(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close() // nothing listens there now
 	var logs syncBuilder
-	tel, err := New(context.Background(), Options{
-		LookupEnv: envOf(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://" + addr + "/v1/traces", "OTEL_EXPORTER_OTLP_TIMEOUT": "2000"}),
+	tel, err := telemetry.New(context.Background(), telemetry.Options{Exporters: otlp.Exporters{},
+		LookupEnv: telemetry.EnvOf(map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://" + addr + "/v1/traces", "OTEL_EXPORTER_OTLP_TIMEOUT": "2000"}),
 		Logger:    newTextLogger(&logs),
 	})
 	if err != nil {
@@ -304,7 +306,7 @@ func TestOTLPGRPCExport(t *testing.T) {
 		<-served
 	}()
 
-	tel, err := New(context.Background(), Options{LookupEnv: envOf(map[string]string{
+	tel, err := telemetry.New(context.Background(), telemetry.Options{Exporters: otlp.Exporters{}, LookupEnv: telemetry.EnvOf(map[string]string{
 		"OTEL_TRACES_EXPORTER":        "otlp",
 		"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
 		"OTEL_EXPORTER_OTLP_ENDPOINT": ln.Addr().String(),
@@ -345,3 +347,24 @@ func (s *syncBuilder) String() string {
 }
 
 func newTextLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
+
+// Without the otlp package, OTEL_* variables that turn export on leave
+// each signal off (no exporter is dialled) and say why, once per signal.
+func TestNoExportersLeavesSignalsOff(t *testing.T) {
+	var logs syncBuilder
+	tel, err := telemetry.New(context.Background(), telemetry.Options{
+		LookupEnv: telemetry.EnvOf(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1"}),
+		Logger:    newTextLogger(&logs),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tel.Enabled() {
+		t.Fatal("telemetry is on without exporters")
+	}
+	for _, sig := range []string{"signal=traces", "signal=metrics"} {
+		if n := strings.Count(logs.String(), "links no OTLP exporter"); n != 2 || !strings.Contains(logs.String(), sig) {
+			t.Errorf("want one warning per signal (%s), got %d: %q", sig, n, logs.String())
+		}
+	}
+}

@@ -46,6 +46,11 @@ type Options struct {
 	TracerProvider trace.TracerProvider
 	MeterProvider  metric.MeterProvider
 
+	// Exporters builds the OTLP exporters of the signals the OTEL_*
+	// variables turn on (package otlp). Nil: such a signal stays off, and
+	// a warning says that this program links no exporter.
+	Exporters Exporters
+
 	// Logger receives configuration warnings and export failures; nil
 	// discards them.
 	Logger *slog.Logger
@@ -84,6 +89,18 @@ func New(ctx context.Context, o Options) (*Telemetry, error) {
 	for _, w := range s.warnings {
 		log.Warn("telemetry: " + w)
 	}
+	if o.Exporters == nil {
+		for _, sig := range []struct {
+			name string
+			es   *exporterSettings
+			own  bool
+		}{{"traces", &s.traces, o.TracerProvider != nil}, {"metrics", &s.metrics, o.MeterProvider != nil}} {
+			if sig.es.enabled && !sig.own {
+				log.Warn("telemetry: the OTEL_* variables turn on OTLP export, but this program links no OTLP exporter (fabric.WithOTLPExporters); the signal is off", "signal", sig.name)
+			}
+			sig.es.enabled = false
+		}
+	}
 	t := &Telemetry{}
 	if !s.traces.enabled && !s.metrics.enabled && o.TracerProvider == nil && o.MeterProvider == nil {
 		return t, nil
@@ -96,7 +113,7 @@ func New(ctx context.Context, o Options) (*Telemetry, error) {
 
 	tp := o.TracerProvider
 	if tp == nil && s.traces.enabled {
-		exp, err := newSpanExporter(ctx, s.traces, o.LookupEnv)
+		exp, err := o.Exporters.SpanExporter(ctx, s.traces.export("", o.LookupEnv))
 		if err != nil {
 			return nil, err
 		}
@@ -120,7 +137,7 @@ func New(ctx context.Context, o Options) (*Telemetry, error) {
 
 	mp := o.MeterProvider
 	if mp == nil && s.metrics.enabled {
-		exp, err := newMetricExporter(ctx, s.metrics, s.temporality, o.LookupEnv)
+		exp, err := o.Exporters.MetricExporter(ctx, s.metrics.export(s.temporality, o.LookupEnv))
 		if err != nil {
 			_ = t.Shutdown(ctx)
 			return nil, err

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/batch"
 	"github.com/fabric-runtime/fabric/contract"
 	ftemporal "github.com/fabric-runtime/fabric/scale/temporal"
@@ -59,7 +60,7 @@ func runLocal(t *testing.T, spec, dir string) time.Duration {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := batch.Open(context.Background(), s, dir, batch.Options{Client: fabric.New(fabric.WithHostBinary(workerBin)), Host: "local"})
+	r, err := batch.Open(context.Background(), s, dir, batch.Options{Client: fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(workerBin)), Host: "local"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/modelstub"
@@ -51,7 +52,7 @@ func runConformance(t *testing.T, path, only []string) {
 		t.Fatal(err)
 	}
 	rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
-		ClientOptions: []fabric.Option{fabric.WithHostBinary(exe), fabric.WithExtraPath(path...)},
+		ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithExtraPath(path...)},
 		ItemTimeout:   5 * time.Minute,
 		TempDir:       t.TempDir(),
 		Only:          only,

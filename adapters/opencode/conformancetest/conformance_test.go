@@ -13,6 +13,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/modelstub"
@@ -50,7 +51,7 @@ func TestConformance(t *testing.T) {
 		t.Fatal(err)
 	}
 	rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
-		ClientOptions: []fabric.Option{fabric.WithHostBinary(exe), fabric.WithExtraPath(path...)},
+		ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithExtraPath(path...)},
 		ItemTimeout:   3 * time.Minute,
 		TempDir:       t.TempDir(),
 		Only:          only,

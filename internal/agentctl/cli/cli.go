@@ -50,7 +50,7 @@ type app struct {
 
 // Main runs fabric-agent-ctl with the process's arguments and streams; the
 // first SIGINT or SIGTERM cancels the command's context. Call
-// fabric.ServeBuiltinHost before it.
+// bundled.ServeHost before it.
 func Main() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -18,7 +18,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 )
@@ -26,7 +26,7 @@ import (
 // TestMain doubles as the adapter host (serve re-executes this binary for
 // bundled adapters) and as the fabric-agent-ctl binary of the scripts.
 func TestMain(m *testing.M) {
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	testscript.Main(m, map[string]func(){

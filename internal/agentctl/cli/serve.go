@@ -12,8 +12,10 @@ import (
 	"github.com/spf13/cobra"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/agentctl/server"
+	"github.com/fabric-runtime/fabric/otlp"
 )
 
 func (a *app) serveCommand() *cobra.Command {
@@ -41,7 +43,7 @@ func (a *app) serveCommand() *cobra.Command {
 			logger := slog.New(slog.NewJSONHandler(a.stdio.Err, &slog.HandlerOptions{Level: level}))
 			srv, err := server.Listen(server.Options{
 				Socket: a.socket, Logger: logger, ShutdownTimeout: shutdownTimeout,
-				Client: fabric.New(fabric.WithInstalledPackages(""), fabric.WithLogger(logger)),
+				Client: fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{}), fabric.WithInstalledPackages(""), fabric.WithLogger(logger)),
 			})
 			if err != nil {
 				var ae *agentctl.Error

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 )
@@ -74,7 +75,7 @@ func BenchmarkInvokeOverhead(b *testing.B) {
 	if err := json.Unmarshal(resp.Output, &h); err != nil {
 		b.Fatal(err)
 	}
-	client := fabric.New(fabric.WithStateDir(dir + "/sdk-hosts"))
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(dir+"/sdk-hosts"))
 	l, err := client.LoadConfig(cfg, fabric.LoadOptions{})
 	if err != nil {
 		b.Fatal(err)

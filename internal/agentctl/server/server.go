@@ -16,8 +16,10 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
+	"github.com/fabric-runtime/fabric/otlp"
 )
 
 // Defaults of Options.
@@ -136,7 +138,7 @@ func Listen(opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Client == nil {
-		opts.Client = fabric.New(fabric.WithInstalledPackages(""), fabric.WithLogger(opts.Logger))
+		opts.Client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{}), fabric.WithInstalledPackages(""), fabric.WithLogger(opts.Logger))
 	}
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = DefaultReadTimeout

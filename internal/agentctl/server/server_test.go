@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 )
@@ -32,7 +33,7 @@ const envDial = "AGENTCTL_TEST_DIAL"
 // TestMain doubles as the adapter host of the runtimes the tests start and
 // as a client run under another uid.
 func TestMain(m *testing.M) {
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	if sock := os.Getenv(envDial); sock != "" {
@@ -71,7 +72,7 @@ func startServer(t testing.TB, dir string, mutate ...func(*Options)) *testServer
 	t.Helper()
 	opts := Options{
 		Socket: filepath.Join(dir, "ctl.sock"),
-		Client: fabric.New(fabric.WithStateDir(filepath.Join(dir, "hosts"))),
+		Client: fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(filepath.Join(dir, "hosts"))),
 		Logger: slog.New(slog.DiscardHandler),
 	}
 	if testing.Verbose() {

@@ -21,8 +21,10 @@ import (
 	sdktemporal "go.temporal.io/sdk/temporal"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/batch"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/otlp"
 	ftemporal "github.com/fabric-runtime/fabric/scale/temporal"
 )
 
@@ -47,7 +49,7 @@ const submissionFile = "temporal.json"
 
 func main() {
 	// The worker hosts Fabric's bundled adapters by re-executing itself.
-	if served, code := fabric.ServeBuiltinHost(); served {
+	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -154,7 +156,7 @@ func workerCmd(args []string, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer cl.Close()
-	acts := &ftemporal.Activities{Client: fabric.New(), Host: *host, Logger: logger, Dirs: dirs}
+	acts := &ftemporal.Activities{Client: fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{})), Host: *host, Logger: logger, Dirs: dirs}
 	var keys []string
 	for _, k := range strings.Split(*queues, ",") {
 		if k = strings.TrimSpace(k); k != "" {
@@ -216,7 +218,7 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "fabric-temporal:", err)
 		return exitUsage
 	}
-	opts := batch.Options{Client: fabric.New(), Logger: logger, RerunChanged: *rerunChanged}
+	opts := batch.Options{Client: fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{})), Logger: logger, RerunChanged: *rerunChanged}
 	if *retryErrors != "" {
 		opts.RetryErrors = strings.Split(*retryErrors, ",")
 	}
