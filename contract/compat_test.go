@@ -1,7 +1,6 @@
 package contract_test
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -9,11 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	jsv "github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/kaptinlin/jsonschema"
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/contract/validate"
@@ -66,61 +66,52 @@ func upstreamContractDir(t *testing.T) string {
 // upstreamSchema compiles one upstream schema the way the upstream
 // TypeScript lifecycle host does (Ajv 2020 with its uint32, uint64 and
 // double formats asserted).
-func upstreamSchema(t *testing.T, dir, name string) *jsv.Schema {
+func upstreamSchema(t *testing.T, dir, name string) *jsonschema.Schema {
 	t.Helper()
 	path := filepath.Join(dir, name+".schema.json")
-	f, err := os.Open(path)
+	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	doc, err := jsv.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	c := jsv.NewCompiler()
-	c.DefaultDraft(jsv.Draft2020)
-	c.AssertFormat()
-	c.RegisterFormat(&jsv.Format{Name: "uint32", Validate: uintFormat(math.MaxUint32)})
-	c.RegisterFormat(&jsv.Format{Name: "uint64", Validate: uintFormat(1<<53 - 1)}) // Number.isSafeInteger
-	c.RegisterFormat(&jsv.Format{Name: "double", Validate: func(any) error { return nil }})
-	url := "file://" + filepath.ToSlash(path)
-	if err := c.AddResource(url, doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile(url)
+	c := jsonschema.NewCompiler()
+	c.SetDefaultDialect(jsonschema.Draft202012)
+	c.SetAssertFormat(true)
+	c.RegisterFormat("uint32", uintFormat(math.MaxUint32), "number")
+	c.RegisterFormat("uint64", uintFormat(1<<53-1), "number") // Number.isSafeInteger
+	c.RegisterFormat("double", func(any) bool { return true }, "number")
+	s, err := c.Compile(raw, "file://"+filepath.ToSlash(path))
 	if err != nil {
 		t.Fatalf("compile upstream %s: %v", name, err)
+	}
+	if refs := s.UnresolvedReferenceURIs(); len(refs) > 0 {
+		t.Fatalf("upstream %s: unresolved $ref %v", name, refs)
 	}
 	return s
 }
 
-func uintFormat(max float64) func(any) error {
-	return func(v any) error {
-		n, ok := v.(json.Number)
-		if !ok {
-			return nil // formats only constrain numbers
+// uintFormat accepts integers in [0, max]; formats only constrain numbers.
+func uintFormat(max float64) func(any) bool {
+	return func(v any) bool {
+		f, err := strconv.ParseFloat(fmt.Sprint(v), 64)
+		if err != nil {
+			if r, ok := v.(interface{ Float64() (float64, bool) }); ok {
+				f, _ = r.Float64()
+			} else {
+				return true
+			}
 		}
-		f, err := n.Float64()
-		if err != nil || f < 0 || f > max || f != math.Trunc(f) {
-			return fmt.Errorf("%s is not an integer in [0, %.0f]", n, max)
-		}
-		return nil
+		return f >= 0 && f <= max && f == math.Trunc(f)
 	}
 }
 
-func validateUpstream(t *testing.T, s *jsv.Schema, v any) error {
+func validateUpstream(t *testing.T, s *jsonschema.Schema, v any) error {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inst, err := jsv.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Validate(inst); err != nil {
-		return fmt.Errorf("%w\ndocument: %s", err, b)
+	if r := s.ValidateJSON(b); !r.IsValid() {
+		return fmt.Errorf("%v\ndocument: %s", r.DetailedErrors(), b)
 	}
 	return nil
 }

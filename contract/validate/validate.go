@@ -1,15 +1,13 @@
 package validate
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
 
-	jsv "github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/fabric-runtime/fabric/contract/schema"
+	"github.com/fabric-runtime/fabric/internal/catalog"
 )
 
 // Validator checks documents against the schemas generated from the
@@ -22,7 +20,7 @@ type Validator struct {
 type lazySchema struct {
 	name   string
 	once   sync.Once
-	schema *jsv.Schema
+	schema *catalog.Schema
 	err    error
 }
 
@@ -43,7 +41,7 @@ func Validate(name string, doc []byte) error {
 }
 
 // Validate checks doc, a JSON document, against the named schema. The error
-// names the schema and every failing location.
+// names the schema and every failing location (a JSON pointer into doc).
 func (v *Validator) Validate(name string, doc []byte) error {
 	l, ok := v.schemas[name]
 	if !ok {
@@ -53,14 +51,20 @@ func (v *Validator) Validate(name string, doc []byte) error {
 	if err != nil {
 		return err
 	}
-	inst, err := jsv.UnmarshalJSON(bytes.NewReader(doc))
-	if err != nil {
-		return fmt.Errorf("contract: %s: document is not valid JSON: %w", name, err)
+	if !json.Valid(doc) {
+		var x any
+		return fmt.Errorf("contract: %s: document is not valid JSON: %w", name, json.Unmarshal(doc, &x))
 	}
-	if err := s.Validate(inst); err != nil {
-		return fmt.Errorf("contract: %s: %w", name, err)
+	vs := s.ValidateJSON(doc)
+	if len(vs) == 0 {
+		return nil
 	}
-	return nil
+	var b strings.Builder
+	fmt.Fprintf(&b, "contract: %s: document does not match schemas/%s.schema.json:", name, name)
+	for _, x := range vs {
+		fmt.Fprintf(&b, "\n- at '%s': %s", catalog.JSONPointer(x.Pointer), x.Message)
+	}
+	return fmt.Errorf("%s", b.String())
 }
 
 // ValidateValue marshals value to JSON and checks it against the named
@@ -73,31 +77,21 @@ func (v *Validator) ValidateValue(name string, value any) error {
 	return v.Validate(name, doc)
 }
 
-func (l *lazySchema) compiled() (*jsv.Schema, error) {
+func (l *lazySchema) compiled() (*catalog.Schema, error) {
 	l.once.Do(func() {
 		l.schema, l.err = compileGenerated(l.name)
 	})
 	return l.schema, l.err
 }
 
-func compileGenerated(name string) (*jsv.Schema, error) {
+func compileGenerated(name string) (*catalog.Schema, error) {
 	raw, err := schema.Generate(name)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := jsv.UnmarshalJSON(bytes.NewReader(raw))
+	s, err := catalog.CompileSchema(name, raw)
 	if err != nil {
-		return nil, fmt.Errorf("contract: schema %s: %w", name, err)
-	}
-	url := "file:///fabric/schemas/" + name + ".schema.json"
-	c := jsv.NewCompiler()
-	c.DefaultDraft(jsv.Draft2020)
-	if err := c.AddResource(url, doc); err != nil {
-		return nil, fmt.Errorf("contract: schema %s: %w", name, err)
-	}
-	s, err := c.Compile(url)
-	if err != nil {
-		return nil, fmt.Errorf("contract: compile schema %s: %w", name, err)
+		return nil, fmt.Errorf("contract: compile schema %w", err)
 	}
 	return s, nil
 }
