@@ -147,13 +147,17 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	for k, v := range ownVars {
 		vars[k] = v
 	}
-	if m, ok := selectModel(in.Config.Models); ok {
+	role, m, err := adapterkit.Model(in.Config)
+	if err != nil && !errors.Is(err, adapterkit.ErrNoModel) {
+		return nil, startErr(CodeInvalidConfig, err)
+	}
+	if role != "" {
 		vars["model"] = m.Model
 		if m.BaseURL != nil {
 			vars["base_url"] = strings.TrimRight(*m.BaseURL, "/")
 		}
 		if m.APIKeyEnv != nil && *m.APIKeyEnv != "" {
-			v, err := adapterkit.ModelKey(*m.APIKeyEnv, "api_key_env")
+			v, err := adapterkit.ModelKey(*m.APIKeyEnv, "models."+role+".api_key_env")
 			if err != nil {
 				return nil, startErr(CodeAPIKeyMissing, err)
 			}
@@ -196,21 +200,6 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	}
 	ok = true
 	return s, nil
-}
-
-func selectModel(models map[string]contract.AgentModel) (contract.AgentModel, bool) {
-	if m, ok := models["default"]; ok {
-		return m, true
-	}
-	keys := make([]string, 0, len(models))
-	for k := range models {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	if len(keys) > 0 {
-		return models[keys[0]], true
-	}
-	return contract.AgentModel{}, false
 }
 
 // workspaceDir is the runtime's workspace with symlinks resolved, so that

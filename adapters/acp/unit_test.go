@@ -3,6 +3,7 @@ package acp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -426,6 +427,37 @@ func TestDroidAndKiloProfiles(t *testing.T) {
 			}
 			if d.Runner.Env[EnvProfile] != c.profile {
 				t.Errorf("descriptor runner.env %v", d.Runner.Env)
+			}
+		})
+	}
+}
+
+// TestStartModelRole: the adapter uses the role the plan selects
+// ("default", else the only one); several roles without "default" are an
+// invalid config, as in every other adapter, not the first role by name.
+func TestStartModelRole(t *testing.T) {
+	t.Setenv("FABRIC_ACP_PROFILE", `{"command":"/nonexistent/fabric-acp-agent"}`)
+	m := contract.AgentModel{Provider: "x", Model: "m"}
+	for _, tc := range []struct {
+		name   string
+		models map[string]contract.AgentModel
+		code   string
+	}{
+		{"ambiguous", map[string]contract.AgentModel{"a": m, "b": m}, CodeInvalidConfig},
+		{"default among several", map[string]contract.AgentModel{"a": m, "default": m}, CodeBinaryNotFound},
+		{"the only role", map[string]contract.AgentModel{"fast": m}, CodeBinaryNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			in := adapterkit.StartInput{Home: t.TempDir(), Config: contract.AgentConfig{Models: tc.models}}
+			in.RuntimeContext.Environment.Workspace = &ws
+			sess, err := New().Start(t.Context(), in)
+			if sess != nil {
+				_ = sess.Stop(t.Context())
+			}
+			var ae *adapterkit.Error
+			if !errors.As(err, &ae) || ae.Code != tc.code {
+				t.Fatalf("Start: %v, want code %s", err, tc.code)
 			}
 		})
 	}

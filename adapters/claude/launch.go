@@ -113,8 +113,8 @@ func buildLaunch(in launchInput) (*launch, error) {
 		"--permission-mode", s.PermissionMode,
 	}
 
-	model, err := selectModel(in.Config.Models)
-	if err != nil {
+	role, model, err := adapterkit.Model(in.Config)
+	if err != nil && !errors.Is(err, adapterkit.ErrNoModel) {
 		return nil, adapterkit.Errorf(CodeInvalidConfig, "%v", err)
 	}
 	env := baseEnv(in.Environ)
@@ -124,7 +124,7 @@ func buildLaunch(in launchInput) (*launch, error) {
 	for k, v := range in.TelemetryEnv {
 		env[k] = v
 	}
-	if model != nil {
+	if role != "" {
 		l.Model = model.Model
 		args = append(args, "--model", model.Model)
 		if model.BaseURL != nil && strings.TrimSpace(*model.BaseURL) != "" {
@@ -138,7 +138,7 @@ func buildLaunch(in launchInput) (*launch, error) {
 		case keyEnv != "":
 			v, ok := lookup(in.Environ, keyEnv)
 			if !ok || v == "" {
-				return nil, adapterkit.Errorf(CodeAPIKeyMissing, "the model key variable %s (models.*.api_key_env) is not set", keyEnv)
+				return nil, adapterkit.Errorf(CodeAPIKeyMissing, "the model key variable %s (models.%s.api_key_env) is not set", keyEnv, role)
 			}
 			l.KeyEnv, l.key = keyEnv, v
 		case model.Provider == "anthropic":
@@ -257,28 +257,6 @@ func buildLaunch(in launchInput) (*launch, error) {
 	}
 	l.Env = environ(env)
 	return l, nil
-}
-
-// selectModel picks the model role as the plan does: "default", else the
-// only role; several roles without "default" are ambiguous.
-func selectModel(models map[string]contract.AgentModel) (*contract.AgentModel, error) {
-	switch {
-	case len(models) == 0:
-		return nil, nil
-	case len(models) == 1:
-		for _, m := range models {
-			return &m, nil
-		}
-	}
-	if m, ok := models["default"]; ok {
-		return &m, nil
-	}
-	roles := make([]string, 0, len(models))
-	for k := range models {
-		roles = append(roles, k)
-	}
-	sort.Strings(roles)
-	return nil, fmt.Errorf("models: %d roles %v and none is named \"default\"", len(roles), roles)
 }
 
 // anthropicBaseURL turns a configured base URL into ANTHROPIC_BASE_URL:

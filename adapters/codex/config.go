@@ -1,7 +1,6 @@
 package codex
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -112,20 +111,10 @@ type Model struct {
 // SelectModel picks the model role ("default", else the only one) and
 // resolves its provider.
 func SelectModel(models map[string]contract.AgentModel) (Model, error) {
-	var role string
-	switch {
-	case len(models) == 0:
-		return Model{}, errors.New("models: Codex needs a model (models.default with provider and model)")
-	case hasKey(models, "default"):
-		role = "default"
-	case len(models) == 1:
-		for k := range models {
-			role = k
-		}
-	default:
-		return Model{}, errors.New("models: several roles and none is named default")
+	role, am, err := adapterkit.Model(contract.AgentConfig{Models: models})
+	if err != nil {
+		return Model{}, err
 	}
-	am := models[role]
 	m := Model{Role: role, Provider: am.Provider, Model: am.Model}
 	if am.BaseURL != nil {
 		m.BaseURL = strings.TrimSpace(*am.BaseURL)
@@ -154,11 +143,6 @@ func SelectModel(models map[string]contract.AgentModel) (Model, error) {
 		return m, fmt.Errorf("%s.base_url: %q is not an http(s) URL", path, m.BaseURL)
 	}
 	return m, nil
-}
-
-func hasKey[V any](m map[string]V, k string) bool {
-	_, ok := m[k]
-	return ok
 }
 
 // offlineArgs turn off everything in Codex that talks to a host other than

@@ -141,8 +141,8 @@ func TestSelectModel(t *testing.T) {
 	}{
 		{"default wins", map[string]contract.AgentModel{"default": {Provider: "openai", Model: "a"}, "other": {Provider: "openai", Model: "b"}}, "default", ""},
 		{"single role", map[string]contract.AgentModel{"fast": {Provider: "openai", Model: "a"}}, "fast", ""},
-		{"ambiguous", map[string]contract.AgentModel{"a": {Provider: "openai", Model: "a"}, "b": {Provider: "openai", Model: "b"}}, "", "none is named default"},
-		{"none", nil, "", "needs a model"},
+		{"ambiguous", map[string]contract.AgentModel{"a": {Provider: "openai", Model: "a"}, "b": {Provider: "openai", Model: "b"}}, "", `none is named "default"`},
+		{"none", nil, "", "no model configured"},
 		{"custom provider without base_url", map[string]contract.AgentModel{"default": {Provider: "nim", Model: "m", APIKeyEnv: ptr("K")}}, "", "needs base_url and api_key_env"},
 		{"custom provider without key env", map[string]contract.AgentModel{"default": {Provider: "nim", Model: "m", BaseURL: ptr("http://h/v1")}}, "", "needs base_url and api_key_env"},
 		{"bad env name", map[string]contract.AgentModel{"default": {Provider: "openai", Model: "m", APIKeyEnv: ptr("1BAD")}}, "", "not an environment variable name"},

@@ -155,15 +155,9 @@ type Model struct {
 // SelectModel picks the model role ("default", else the only one) and
 // resolves its endpoint and wire API.
 func SelectModel(models map[string]contract.AgentModel) (Model, error) {
-	role := "default"
-	m, ok := models[role]
-	if !ok {
-		if len(models) != 1 {
-			return Model{}, fmt.Errorf("models: need a \"default\" role or exactly one role, have %d", len(models))
-		}
-		for r, v := range models {
-			role, m = r, v
-		}
+	role, m, err := adapterkit.Model(contract.AgentConfig{Models: models})
+	if err != nil {
+		return Model{}, err
 	}
 	out := Model{Role: role, Provider: m.Provider, Model: m.Model, ContextWindow: 128000, MaxTokens: 8192}
 	if strings.TrimSpace(m.Model) == "" {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"sync"
 
@@ -69,26 +68,21 @@ var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 // buildLaunch translates the AgentConfig into pi's command line,
 // environment and models.json. environ is the host's environment.
 func buildLaunch(cfg contract.AgentConfig, set Settings, dirs Dirs, environ []string) (*launch, error) {
-	m, ok := cfg.Models["default"]
-	if !ok {
-		for _, k := range sortedKeys(cfg.Models) {
-			m, ok = cfg.Models[k], true
-			break
-		}
+	role, m, err := adapterkit.Model(cfg)
+	if err != nil {
+		return nil, adapterkit.Errorf(CodeInvalidConfig, "%v", err)
 	}
-	if !ok {
-		return nil, adapterkit.Errorf(CodeInvalidConfig, "no model configured (models.default)")
-	}
+	field := "models." + role
 	if m.BaseURL == nil || *m.BaseURL == "" {
-		return nil, adapterkit.Errorf(CodeInvalidConfig, "models.default.base_url is required: Pi is pointed only at the configured endpoint")
+		return nil, adapterkit.Errorf(CodeInvalidConfig, "%s.base_url is required: Pi is pointed only at the configured endpoint", field)
 	}
 	if m.APIKeyEnv == nil || !envName().MatchString(*m.APIKeyEnv) {
-		return nil, adapterkit.Errorf(CodeInvalidConfig, "models.default.api_key_env must name an environment variable")
+		return nil, adapterkit.Errorf(CodeInvalidConfig, "%s.api_key_env must name an environment variable", field)
 	}
 	keyEnv := *m.APIKeyEnv
 	key := lookup(environ, keyEnv)
 	if key == "" {
-		return nil, adapterkit.Errorf(CodeInvalidConfig, "environment variable %s (models.default.api_key_env) is not set", keyEnv)
+		return nil, adapterkit.Errorf(CodeInvalidConfig, "environment variable %s (%s.api_key_env) is not set", keyEnv, field)
 	}
 	api := set.API
 	if api == "" {
@@ -216,15 +210,6 @@ func lookup(environ []string, name string) string {
 		}
 	}
 	return v
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func (l *launch) String() string { return fmt.Sprintf("pi %s", strings.Join(l.Args, " ")) }

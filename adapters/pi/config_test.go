@@ -83,3 +83,34 @@ func TestBuildLaunchAnthropicAndErrors(t *testing.T) {
 		t.Errorf("empty tools.enabled: %v %v", l.Args, err)
 	}
 }
+
+// TestBuildLaunchModelRole: pi uses the role the plan selects ("default",
+// else the only one) and refuses several roles without "default" instead
+// of picking one of them.
+func TestBuildLaunchModelRole(t *testing.T) {
+	m := func(model string) contract.AgentModel {
+		return contract.AgentModel{Provider: "x", Model: model, APIKeyEnv: strp("K"), BaseURL: strp("http://h/v1")}
+	}
+	for _, tc := range []struct {
+		name   string
+		models map[string]contract.AgentModel
+		want   string // the model pi is given; "" for an error
+	}{
+		{"default wins", map[string]contract.AgentModel{"a": m("ma"), "default": m("md")}, "md"},
+		{"the only role", map[string]contract.AgentModel{"fast": m("mf")}, "mf"},
+		{"ambiguous", map[string]contract.AgentModel{"a": m("ma"), "b": m("mb")}, ""},
+		{"none", nil, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := buildLaunch(contract.AgentConfig{Models: tc.models}, Settings{}, NewDirs("/x"), []string{"K=v"})
+			switch {
+			case tc.want == "" && err == nil:
+				t.Fatalf("accepted, model %q", l.Model)
+			case tc.want != "" && err != nil:
+				t.Fatal(err)
+			case tc.want != "" && l.Model != tc.want:
+				t.Fatalf("model %q, want %q", l.Model, tc.want)
+			}
+		})
+	}
+}

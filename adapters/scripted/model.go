@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -128,23 +127,14 @@ func pickModel(models map[string]contract.AgentModel, want string) (string, cont
 		}
 		return want, m, nil
 	}
-	if m, ok := models["default"]; ok {
-		return "default", m, nil
+	role, m, err := adapterkit.Model(contract.AgentConfig{Models: models})
+	if err != nil && !errors.Is(err, adapterkit.ErrNoModel) {
+		err = fmt.Errorf("%w: set settings.model_role", err)
 	}
-	if len(models) == 1 {
-		for role, m := range models {
-			return role, m, nil
-		}
+	if err != nil {
+		return "", m, fmt.Errorf("mode model: %w", err)
 	}
-	roles := make([]string, 0, len(models))
-	for r := range models {
-		roles = append(roles, r)
-	}
-	sort.Strings(roles)
-	if len(roles) == 0 {
-		return "", contract.AgentModel{}, errors.New("mode model: the config has no model (models.default)")
-	}
-	return "", contract.AgentModel{}, fmt.Errorf("mode model: %d model roles %v, none named default: set settings.model_role", len(roles), roles)
+	return role, m, nil
 }
 
 func (c *modelClient) close() { c.http.CloseIdleConnections() }
