@@ -328,7 +328,7 @@ func (s *Supervisor) finish(ctx context.Context, a *agentRun, ret *retirement) {
 		s.mu.Lock()
 		a.mu.Lock()
 		ret.rec.CompletedAtMillis = time.Now().UnixMilli()
-		a.state = ret.rec.finalState()
+		a.state, a.health = ret.rec.finalState(), nil
 		final := a.state
 		a.mu.Unlock()
 		if s.revoked[a.spec.Name] == ret.rec {

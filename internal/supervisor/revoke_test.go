@@ -315,15 +315,17 @@ func TestStopWithATurnInFlight(t *testing.T) {
 	if rr.Outcome != StateStopped || rr.Already {
 		t.Fatalf("stop: %+v", rr)
 	}
+	// The runtime's stop cancels the turn, and the turn says so.
 	first := <-turn
-	var res contract.RunResult
-	if first.Error == nil {
-		if err := json.Unmarshal(first.Output, &res); err != nil {
-			t.Fatal(err)
-		}
+	if first.Error != nil {
+		t.Fatalf("the turn cut by the stop: %v", first.Error)
 	}
-	if first.Error == nil && res.Status == contract.StatusSucceeded {
-		t.Fatalf("the turn cut by the stop reports success: %s", first.Output)
+	var res contract.RunResult
+	if err := json.Unmarshal(first.Output, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != contract.StatusCancelled {
+		t.Fatalf("the turn cut by the stop ends %s, want cancelled: %s", res.Status, first.Output)
 	}
 	if !processGone(pid) {
 		t.Fatalf("host %d outlived the stop", pid)
