@@ -9,6 +9,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/fabric-runtime/fabric/adapters/bundled"
+	agentctlcli "github.com/fabric-runtime/fabric/internal/agentctl/cli"
 	"github.com/fabric-runtime/fabric/internal/pkgop"
 )
 
@@ -23,6 +24,7 @@ func TestMain(m *testing.M) {
 		"fabric": func() {
 			os.Exit(Run(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
 		},
+		"fabric-agent-ctl": func() { os.Exit(agentctlcli.Main()) },
 	})
 }
 
@@ -51,6 +53,7 @@ func TestScripts(t *testing.T) {
 			}
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){"hostgone": cmdHostGone},
 		Condition: func(cond string) (bool, error) {
 			switch cond {
 			case "landlock":

@@ -137,6 +137,9 @@ func diff(want *desired.State, st *supervisor.Status) []Change {
 			out = append(out, Change{Resource: r, Action: supervisor.ActionCreate, Reason: "declared, not running"})
 		case cur.Generation != a.Generation:
 			out = append(out, Change{Resource: r, Action: supervisor.ActionReplace, Reason: "its config or attachments changed: its in-memory conversation will be lost"})
+		case cur.Revocation != nil:
+			rv := cur.Revocation
+			out = append(out, Change{Resource: r, Action: supervisor.ActionNoop, Reason: fmt.Sprintf("%s: catalog serial %d revoked its package entry %s (running: %s); apply starts it only once its definition changes", cur.State, rv.CatalogSerial, rv.Entry, rv.Policy)})
 		case cur.State != supervisor.StateRunning:
 			out = append(out, Change{Resource: r, Action: supervisor.ActionReplace, Reason: "it is " + cur.State})
 		default:
@@ -272,16 +275,9 @@ func Apply(ctx context.Context, o Options) (*ApplyResult, error) {
 	if err := writeIntent(l.dir, in); err != nil {
 		return nil, err
 	}
-	resp, err := call(ctx, socket, supervisor.ActionApply, supervisor.ApplyPayload{State: l.state, Credentials: creds}, o.Timeout)
-	if err != nil {
-		return nil, &Error{Code: CodeSupervisorUnreachable, Message: fmt.Sprintf("the supervisor on %s did not answer the apply: %v; the outcome is unknown: run apply again", socket, err)}
-	}
-	if resp.Error != nil {
-		return nil, &Error{Code: CodeSupervisorFailed, Message: resp.Error.Error()}
-	}
 	var ar supervisor.ApplyResult
-	if err := json.Unmarshal(resp.Output, &ar); err != nil {
-		return nil, &Error{Code: CodeSupervisorFailed, Message: "cannot read the supervisor's answer: " + err.Error()}
+	if err := ask(ctx, socket, supervisor.ActionApply, supervisor.ApplyPayload{State: l.state, Credentials: creds}, o.Timeout, &ar, "the outcome is unknown: run apply again"); err != nil {
+		return nil, err
 	}
 	in.Pending, in.PendingDigest, in.Digest = false, "", l.doc.Digest
 	in.Generations = map[string]string{}
@@ -445,7 +441,7 @@ func Destroy(ctx context.Context, o Options) (*DestroyResult, error) {
 			}
 			res.Removed = append(res.Removed, fmt.Sprintf("supervisor (pid %d)", sup.Pid))
 		}
-		for _, f := range []string{supervisor.SocketFile, supervisor.DesiredFile} {
+		for _, f := range []string{supervisor.SocketFile, supervisor.DesiredFile, supervisor.RevokedFile} {
 			if err := os.Remove(filepath.Join(l.dir, f)); err == nil {
 				res.Removed = append(res.Removed, f)
 			}
@@ -532,4 +528,37 @@ func Access(ctx context.Context, o Options, r AccessRequest) (json.RawMessage, e
 		return nil, &Error{Code: resp.Error.Code, Message: resp.Error.Message}
 	}
 	return resp.Output, nil
+}
+
+// Revoke retires one agent of the running deployment as a catalog
+// revocation says (supervisor.PolicyDrain or PolicyStop), through the
+// supervisor's control socket; timeout bounds the wait for a drain's
+// turns in flight. It is idempotent: an agent already retired is
+// reported as it is.
+func Revoke(ctx context.Context, o Options, p supervisor.RevokePayload, timeout time.Duration) (*supervisor.RevokeResult, error) {
+	l, _, _, err := open(&o, false, false)
+	if err != nil {
+		return nil, err
+	}
+	var rr supervisor.RevokeResult
+	if err := ask(ctx, socketOf(l), supervisor.ActionRevoke, p, timeout, &rr, "run it again (it is idempotent)"); err != nil {
+		return nil, err
+	}
+	return &rr, nil
+}
+
+// ask sends one deploy request and decodes the supervisor's answer into
+// out; again says what to do when no answer came.
+func ask(ctx context.Context, socket, action string, payload any, timeout time.Duration, out any, again string) error {
+	resp, err := call(ctx, socket, action, payload, timeout)
+	if err != nil {
+		return &Error{Code: CodeSupervisorUnreachable, Message: fmt.Sprintf("the supervisor on %s did not answer the %s: %v; %s", socket, action, err, again)}
+	}
+	if resp.Error != nil {
+		return &Error{Code: CodeSupervisorFailed, Message: resp.Error.Error()}
+	}
+	if err := json.Unmarshal(resp.Output, out); err != nil {
+		return &Error{Code: CodeSupervisorFailed, Message: "cannot read the supervisor's answer: " + err.Error()}
+	}
+	return nil
 }

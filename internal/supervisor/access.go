@@ -384,6 +384,11 @@ func (s *Supervisor) runtimeFor(ctx context.Context, a *agentRun) (*fabric.Runti
 	defer a.startMu.Unlock()
 	a.mu.Lock()
 	rt, state := a.rt, a.state
+	if a.ret != nil {
+		refusal := a.refusalLocked()
+		a.mu.Unlock()
+		return nil, refusal
+	}
 	a.mu.Unlock()
 	if rt == nil && a.spec.Start == contract.StartOnDemand && (state == StateOnDemand || state == StateFailed || state == StateStopped) {
 		sctx, cancel := context.WithTimeout(ctx, onDemandStart)
@@ -428,7 +433,7 @@ func (s *Supervisor) idleStop(a *agentRun) {
 	a.startMu.Lock()
 	defer a.startMu.Unlock()
 	a.mu.Lock()
-	busy, rt := a.turns > 0, a.rt
+	busy, rt := a.turns > 0 || a.ret != nil, a.rt
 	a.idle = nil
 	a.mu.Unlock()
 	if busy || rt == nil || s.srv.Stopping() {

@@ -62,6 +62,11 @@ type agentRun struct {
 	// access gateways see.
 	starts int
 	recent []Turn // the last turns, newest last
+
+	// inflight counts the turns admitted (server.Options.Admit) and not
+	// ended; ret, once set, is the revocation that retires the agent.
+	inflight int
+	ret      *retirement
 }
 
 func (a *agentRun) running() bool {
@@ -340,6 +345,14 @@ func backoff(p contract.RestartPolicy, n int) time.Duration {
 // placeholder.
 func (s *Supervisor) stopAgent(ctx context.Context, a *agentRun) error {
 	a.halt()
+	err := s.stopRuntime(ctx, a)
+	a.set(StateStopped, "", "")
+	return err
+}
+
+// stopRuntime stops the agent's runtime (if any) and revokes its
+// placeholder; the watcher is the caller's.
+func (s *Supervisor) stopRuntime(ctx context.Context, a *agentRun) error {
 	a.mu.Lock()
 	if a.idle != nil {
 		a.idle.Stop()
@@ -361,7 +374,6 @@ func (s *Supervisor) stopAgent(ctx context.Context, a *agentRun) error {
 		_, err = s.srv.StopRuntime(ctx, a.spec.Name, rt.ID())
 		a.event("runtime_stopped", "runtime stopped", rt.ID())
 	}
-	a.set(StateStopped, "", "")
 	return err
 }
 

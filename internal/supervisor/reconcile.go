@@ -130,6 +130,7 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 		_ = s.stopAgent(ctx, a)
 		res.Changes = append(res.Changes, Change{Resource: "agent/" + a.spec.Name, Action: ActionDelete, Reason: "no longer declared"})
 	}
+	s.liftRevocations(st)
 	type job struct {
 		a      *agentRun
 		change Change
@@ -140,6 +141,10 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 		cur := s.agents[spec.Name]
 		s.mu.Unlock()
 		res0 := "agent/" + spec.Name
+		if ch, retired := s.keepRetired(ctx, cur, spec); retired {
+			res.Changes = append(res.Changes, ch)
+			continue
+		}
 		if cur != nil && cur.spec.Generation == spec.Generation && (cur.running() || cur.stateNow() == StateOnDemand) {
 			res.Changes = append(res.Changes, Change{Resource: res0, Action: ActionNoop, Reason: "unchanged and " + cur.stateNow()})
 			continue

@@ -73,6 +73,10 @@ type AgentStatus struct {
 	// Package is the support-catalog entry the running runtime was
 	// planned under (harness.package), for `fabric packages audit`.
 	Package *contract.PackageSelection `json:"package,omitempty"`
+	// Revocation is the catalog revocation that drains or stopped the
+	// agent (fabric packages audit --apply); Package is then the
+	// selection its retired runtime ran under.
+	Revocation *Revocation `json:"revocation,omitempty"`
 }
 
 // HealthStatus summarizes a check report.
@@ -158,6 +162,13 @@ func (s *Supervisor) Status() Status {
 			as.RuntimeID, as.HostPid = a.rt.ID(), a.rt.HostPid()
 			as.Interfaces = a.rt.Handle().Interfaces
 			as.Package = a.rt.Handle().Package
+		}
+		if a.ret != nil {
+			r := *a.ret.rec
+			as.Revocation = &r
+			if as.Package == nil {
+				as.Package = r.Package
+			}
 		}
 		if h := a.health; h != nil {
 			as.Health = healthOf(h)

@@ -82,8 +82,9 @@ type Supervisor struct {
 	proxy     *modelproxy.Proxy
 	proxyEnd  chan error
 	proxyStop context.CancelFunc
-	restored  []string    // what a restart from the journal could not bring back
-	turns     turnRecords // the turns run for access gateways, by request id
+	restored  []string               // what a restart from the journal could not bring back
+	turns     turnRecords            // the turns run for access gateways, by request id
+	revoked   map[string]*Revocation // journaled revocations, by agent
 	ctx       context.Context
 	wg        sync.WaitGroup // watchers and the proxy
 	console   [2]string      // the console's URL and token file, once it serves
@@ -131,8 +132,11 @@ func New(opts Options) (*Supervisor, error) {
 		return nil, err
 	}
 	s.state = st
+	if s.revoked, err = readRevoked(filepath.Join(dir, RevokedFile)); err != nil {
+		return nil, err
+	}
 	srv, err := server.Listen(server.Options{Socket: opts.Socket, Logger: opts.Logger, Client: opts.Client,
-		ShutdownTimeout: opts.ShutdownTimeout, Deployer: s, TurnEnded: s.recordTurn})
+		ShutdownTimeout: opts.ShutdownTimeout, Deployer: s, TurnEnded: s.recordTurn, Admit: s.admit})
 	if err != nil {
 		return nil, err
 	}
@@ -206,8 +210,10 @@ func (s *Supervisor) Deploy(ctx context.Context, req *agentctl.Request) *agentct
 		out, aerr = s.destroy(ctx, req)
 	case ActionAccess:
 		out, aerr = s.accessOp(ctx, req)
+	case ActionRevoke:
+		out, aerr = s.revokeOp(ctx, req)
 	default:
-		aerr = &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "action", Message: fmt.Sprintf("action: must be %s, %s, %s or %s, got %q", ActionApply, ActionStatus, ActionDestroy, ActionAccess, req.Action)}
+		aerr = &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "action", Message: fmt.Sprintf("action: must be %s, %s, %s, %s or %s, got %q", ActionApply, ActionStatus, ActionDestroy, ActionAccess, ActionRevoke, req.Action)}
 	}
 	if aerr != nil {
 		return agentctl.Failed(req, aerr, out)
@@ -318,7 +324,12 @@ func (s *Supervisor) destroy(ctx context.Context, _ *agentctl.Request) (any, *ag
 	s.creds = map[string]string{}
 	s.agents = map[string]*agentRun{}
 	s.restored = nil
+	s.revoked = map[string]*Revocation{}
+	jerr := s.journalRevokedLocked()
 	s.mu.Unlock()
+	if jerr != nil {
+		res.Failed = append(res.Failed, "revocations journal: "+jerr.Error())
+	}
 	if err := os.Remove(filepath.Join(s.opts.StateDir, DesiredFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		res.Failed = append(res.Failed, "journal: "+err.Error())
 	}

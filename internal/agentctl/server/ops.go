@@ -201,6 +201,11 @@ func (s *Server) Invocations(agent, id string) int64 {
 // time per runtime (a second gets *agentctl.Error runtime_busy), counted,
 // shown busy by status and check.
 func (s *Server) InvokeRuntime(ctx context.Context, agent, id string, req contract.RunRequest, events func(contract.FabricEvent)) (*contract.RunResult, error) {
+	release, refusal := s.admit(agent)
+	if refusal != nil {
+		return nil, refusal
+	}
+	defer release()
 	e := s.lookup(agent, id)
 	if e == nil {
 		return nil, notFound(&agentctl.Request{Agent: agent, RuntimeID: id})
@@ -219,6 +224,18 @@ func (s *Server) InvokeRuntime(ctx context.Context, agent, id string, req contra
 	return res, err
 }
 
+// admit asks Options.Admit whether agent takes a turn now.
+func (s *Server) admit(agent string) (release func(), refusal *agentctl.Error) {
+	if s.opts.Admit == nil {
+		return func() {}, nil
+	}
+	release, refusal = s.opts.Admit(agent)
+	if release == nil {
+		release = func() {}
+	}
+	return release, refusal
+}
+
 // turnEnded tells Options.TurnEnded of a turn that ran.
 func (s *Server) turnEnded(e *entry, started time.Time, res *contract.RunResult) {
 	if s.opts.TurnEnded != nil && res != nil {
@@ -230,6 +247,11 @@ func (s *Server) turnEnded(e *entry, started time.Time, res *contract.RunResult)
 func (s *Server) Stopping() bool { return s.stopping.Load() }
 
 func (s *Server) invoke(c *net.UnixConn, req *agentctl.Request) *agentctl.Response {
+	release, refusal := s.admit(req.Agent)
+	if refusal != nil {
+		return agentctl.Failed(req, refusal, nil)
+	}
+	defer release()
 	e, aerr := s.resolve(req)
 	if aerr != nil {
 		return agentctl.Failed(req, aerr, nil)

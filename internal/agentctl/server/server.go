@@ -57,6 +57,12 @@ type Options struct {
 	// invoke operation's and InvokeRuntime's), after it ended: a
 	// supervisor keeps the recent ones for its console.
 	TurnEnded func(agent, runtimeID string, started time.Time, res *contract.RunResult)
+	// Admit, if set, is asked before every turn addressed to agent (the
+	// invoke operation's and InvokeRuntime's), also when serve owns no
+	// runtime of it: a refusal is the turn's answer; otherwise release is
+	// called once the turn ended. A supervisor uses it to close a drained
+	// agent to new turns and to know when the ones in flight ended.
+	Admit func(agent string) (release func(), refusal *agentctl.Error)
 }
 
 // Deployer answers the deploy operation. It is called on the request's
