@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs Fabric's benchmarks and prints medians. Targets (DESIGN.md section 5):
-# invoke overhead v2 <= 100 us and v1 <= 150 us, start to ready <= 10 ms,
+# invoke overhead v2 <= 100 us and v1 <= 150 us, start to ready <= 6 ms,
 # 1,000 idle runtimes with core RSS <= 100 MiB and <= 6 MiB per Go host.
 set -euo pipefail
 cd "$(dirname "$0")/.."

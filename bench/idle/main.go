@@ -102,11 +102,13 @@ func run(n int, bin string, parallel int, heapProfile string) error {
 			return err
 		}
 	}
-	var rss, pss []int
+	var rss, pss, anon, file []int
 	for _, rt := range rts {
 		pid := strconv.Itoa(rt.HostPid())
 		rss = append(rss, rssKiB(pid))
 		pss = append(pss, pssKiB(pid))
+		anon = append(anon, statusField(pid, "RssAnon:"))
+		file = append(file, statusField(pid, "RssFile:"))
 	}
 	fmt.Printf("runtimes: %d (started in %s, %d at a time)\n", n, startAll.Round(time.Millisecond), parallel)
 	fmt.Printf("core RSS: %.1f MiB (%.1f MiB before starting)\n", mib(coreRSS), mib(baseRSS))
@@ -116,6 +118,7 @@ func run(n int, bin string, parallel int, heapProfile string) error {
 	fmt.Printf("core goroutines: %d; heap in use %.1f MiB (live objects %.1f MiB), stacks %.1f MiB, heap idle not released %.1f MiB, runtime metadata %.1f MiB\n",
 		runtime.NumGoroutine(), mibB(ms.HeapInuse), mibB(ms.HeapAlloc), mibB(ms.StackInuse), mibB(ms.HeapIdle-ms.HeapReleased), mibB(ms.MSpanInuse+ms.MCacheInuse+ms.BuckHashSys+ms.GCSys+ms.OtherSys))
 	fmt.Printf("host RSS: median %.2f MiB, max %.2f MiB\n", mib(median(rss)), mib(maxOf(rss)))
+	fmt.Printf("host RSS split: median %.2f MiB anonymous (heap, stacks, written data), %.2f MiB of the binary's mapped pages (shared)\n", mib(median(anon)), mib(median(file)))
 	fmt.Printf("host PSS: median %.2f MiB, max %.2f MiB (shared pages divided among hosts)\n", mib(median(pss)), mib(maxOf(pss)))
 	stopBegin := time.Now()
 	for i, rt := range rts {

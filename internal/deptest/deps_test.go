@@ -81,6 +81,10 @@ var hostBad = merge(testSupport, map[string]string{
 	Module + "/internal/cli":                "the fabric CLI",
 	Module + "/internal/agentctl":           "the fabric-agent-ctl CLI",
 	Module + "/internal/deploy":             "deployment",
+	"expvar":                                "published variables (registers handlers and variables at init)",
+	"net/http/pprof":                        "profiling handlers (registered at init)",
+	"modernc.org/sqlite":                    "the deployment side's SQLite",
+	"go.temporal.io":                        "the scale-out side's Temporal SDK",
 })
 
 // hostPending is what the host still links and must not, each waiting on
