@@ -270,10 +270,12 @@ func (c *Client) Doctor(ctx context.Context, l *Loaded) contract.DoctorReport {
 	in := doctor.Input{AgentName: l.Config.Metadata.Name, Config: &l.Config}
 	p, entry, err := c.plan(ctx, l)
 	in.Plan, in.Entry, in.PlanErr = p, entry, err
-	opts := doctor.Options{LookupEnv: c.lookupEnv, ExtraPath: c.extraPath}
-	if len(c.installed) > 0 {
-		opts.CheckExec = c.checkInstalledExec
+	opts := doctor.Options{LookupEnv: c.lookupEnv}
+	var sel *contract.PackageSelection
+	if p != nil {
+		sel = p.Package
 	}
+	opts.ExtraPath, opts.CheckExec = c.execPaths(sel)
 	return doctor.Run(ctx, in, opts)
 }
 
