@@ -195,7 +195,7 @@ func (c *Client) ParseConfig(data []byte, name string, opts LoadOptions) (*Loade
 	return &Loaded{Config: l.Config, Path: l.Path, BaseDir: l.BaseDir, Warnings: l.Warnings}, nil
 }
 
-// Catalog discovers adapter descriptors for a base directory and the
+// catalog discovers adapter descriptors for a base directory and the
 // config's discovery.local_paths.
 func (c *Client) catalog(baseDir string, cfg *contract.FabricConfig) (*catalog.Catalog, error) {
 	prefixes, nodeModules := catalog.DefaultSearch(baseDir, c.getenv, c.executable)
