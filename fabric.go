@@ -195,7 +195,7 @@ func (c *Client) ParseConfig(data []byte, name string, opts LoadOptions) (*Loade
 	return &Loaded{Config: l.Config, Path: l.Path, BaseDir: l.BaseDir, Warnings: l.Warnings}, nil
 }
 
-// Catalog discovers adapter descriptors for a base directory and the
+// catalog discovers adapter descriptors for a base directory and the
 // config's discovery.local_paths.
 func (c *Client) catalog(baseDir string, cfg *contract.FabricConfig) (*catalog.Catalog, error) {
 	prefixes, nodeModules := catalog.DefaultSearch(baseDir, c.getenv, c.executable)
@@ -270,10 +270,12 @@ func (c *Client) Doctor(ctx context.Context, l *Loaded) contract.DoctorReport {
 	in := doctor.Input{AgentName: l.Config.Metadata.Name, Config: &l.Config}
 	p, entry, err := c.plan(ctx, l)
 	in.Plan, in.Entry, in.PlanErr = p, entry, err
-	opts := doctor.Options{LookupEnv: c.lookupEnv, ExtraPath: c.extraPath}
-	if len(c.installed) > 0 {
-		opts.CheckExec = c.checkInstalledExec
+	opts := doctor.Options{LookupEnv: c.lookupEnv}
+	var sel *contract.PackageSelection
+	if p != nil {
+		sel = p.Package
 	}
+	opts.ExtraPath, opts.CheckExec = c.execPaths(sel)
 	return doctor.Run(ctx, in, opts)
 }
 

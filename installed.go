@@ -2,6 +2,10 @@ package fabric
 
 import (
 	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/fabric-runtime/fabric/contract"
 
 	"github.com/fabric-runtime/fabric/internal/pkginstall"
 )
@@ -44,18 +48,71 @@ func (c *Client) loadInstalled() {
 	c.installed = ins
 }
 
-// checkInstalledExec is the runtime's pre-exec check: a path inside an
-// installed package (as given or after resolving symlinks) verifies that
-// install.
-func (c *Client) checkInstalledExec(path string) error {
-	real, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		real = path
+// selectedInstall is the install a runtime planned under sel runs from:
+// the one the selection verified, found among the client's installs or,
+// installed since the client was made, read now. Nil when sel is nil or
+// names no install (a built-in package without artifacts).
+func (c *Client) selectedInstall(sel *contract.PackageSelection) *pkginstall.Installed {
+	if sel == nil || !c.useInstalled {
+		return nil
+	}
+	same := func(in *pkginstall.Installed) bool {
+		return in.Entry() == sel.Entry && strings.TrimPrefix(in.Record.PackageDigest, "fm1:") == sel.PackageDigest
 	}
 	for _, in := range c.installed {
-		if in.Contains(path) || in.Contains(real) {
-			return pkginstall.Verify(in)
+		if same(in) {
+			return in
 		}
 	}
-	return nil
+	dir := c.installedDir
+	if dir == "" {
+		d, err := pkginstall.DataDir(c.getenv)
+		if err != nil {
+			return nil
+		}
+		dir = d
+	}
+	in, err := pkginstall.Read(filepath.Join(pkginstall.PackagesDir(dir), sel.Entry))
+	if err != nil || !same(in) {
+		return nil
+	}
+	return in
+}
+
+// execPaths are the extra path and pre-exec check of a runtime (or a
+// doctor run) planned under sel. A selection that verified an install
+// runs from it: its bin directories come first on the host's PATH, so the
+// harness that runs is the one the catalog entry pins and not another on
+// FABRIC_HARNESS_PATH, and an exec from it re-checks it. Without one they
+// are the client's.
+func (c *Client) execPaths(sel *contract.PackageSelection) (extra []string, check func(string) error) {
+	installs := c.installed
+	extra = c.extraPath
+	if in := c.selectedInstall(sel); in != nil {
+		extra = append(in.BinDirs(), extra...)
+		if !slices.Contains(installs, in) {
+			installs = append([]*pkginstall.Installed{in}, installs...)
+		}
+	}
+	if len(installs) > 0 {
+		check = checkExecIn(installs)
+	}
+	return extra, check
+}
+
+// checkExecIn is the runtime's pre-exec check: a path inside one of the
+// installs (as given or after resolving symlinks) verifies that install.
+func checkExecIn(installs []*pkginstall.Installed) func(path string) error {
+	return func(path string) error {
+		real, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			real = path
+		}
+		for _, in := range installs {
+			if in.Contains(path) || in.Contains(real) {
+				return pkginstall.Verify(in)
+			}
+		}
+		return nil
+	}
 }

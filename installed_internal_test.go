@@ -73,17 +73,17 @@ func TestWithInstalledPackages(t *testing.T) {
 		t.Fatal("no pre-exec check with an install present")
 	}
 	link := filepath.Join(root, "node_modules", ".bin", "tool")
-	if err := c.checkInstalledExec(link); err != nil {
+	if err := c.runtimeOptions().CheckExec(link); err != nil {
 		t.Fatalf("unchanged install: %v", err)
 	}
-	if err := c.checkInstalledExec("/usr/bin/env"); err != nil {
+	if err := c.runtimeOptions().CheckExec("/usr/bin/env"); err != nil {
 		t.Fatalf("a binary outside every install: %v", err)
 	}
 	if err := os.WriteFile(filepath.Join(root, "node_modules", "tool", "bin", "tool.js"), []byte("#!/bin/sh\necho evil\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	var re *contract.RuntimeError
-	if err := c.checkInstalledExec(link); !errors.As(err, &re) || re.Code != pkginstall.CodeArtifactDigestMismatch {
+	if err := c.runtimeOptions().CheckExec(link); !errors.As(err, &re) || re.Code != pkginstall.CodeArtifactDigestMismatch {
 		t.Fatalf("changed install: %v; want %s", err, pkginstall.CodeArtifactDigestMismatch)
 	}
 
@@ -93,5 +93,57 @@ func TestWithInstalledPackages(t *testing.T) {
 	}
 	if c := New(WithEnv(lookup), WithInstalledPackages(t.TempDir())); len(c.extraPath) != 1 || c.runtimeOptions().CheckExec != nil {
 		t.Fatalf("empty data dir: extra path %v", c.extraPath)
+	}
+}
+
+// A runtime planned under a package selection that names an install runs
+// from it: the install's bin directories come before FABRIC_HARNESS_PATH,
+// also for an install made after the client, which the pre-exec check then
+// covers; a selection of another entry or digest leaves the path alone.
+func TestExecPathsOfSelectedInstall(t *testing.T) {
+	data := t.TempDir()
+	t.Setenv(EnvHarnessPath, "/opt/harness/bin")
+	lookup := func(string) (string, bool) { return "", false }
+	c := New(WithEnv(lookup), WithInstalledPackages(data))
+	root := writeInstall(t, data) // after New: the client does not list it
+	bins := filepath.Join(root, "node_modules", ".bin")
+	sel := &contract.PackageSelection{Entry: "example.tool@1", PackageDigest: ""}
+	for _, tc := range []struct {
+		name string
+		sel  *contract.PackageSelection
+		want []string
+	}{
+		{"no selection", nil, []string{"/opt/harness/bin"}},
+		{"the install", sel, []string{bins, "/opt/harness/bin"}},
+		{"another entry", &contract.PackageSelection{Entry: "example.tool@2"}, []string{"/opt/harness/bin"}},
+		{"another digest", &contract.PackageSelection{Entry: "example.tool@1", PackageDigest: "00"}, []string{"/opt/harness/bin"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			extra, check := c.execPaths(tc.sel)
+			if !slices.Equal(extra, tc.want) {
+				t.Fatalf("extra path %v, want %v", extra, tc.want)
+			}
+			if tc.sel != sel {
+				if check != nil {
+					t.Fatal("a pre-exec check without an install")
+				}
+				return
+			}
+			if check == nil {
+				t.Fatal("no pre-exec check for the selected install")
+			}
+			link := filepath.Join(bins, "tool")
+			if err := check(link); err != nil {
+				t.Fatalf("unchanged install: %v", err)
+			}
+		})
+	}
+	if err := os.WriteFile(filepath.Join(root, "node_modules", "tool", "bin", "tool.js"), []byte("#!/bin/sh\necho evil\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, check := c.execPaths(sel)
+	var re *contract.RuntimeError
+	if err := check(filepath.Join(bins, "tool")); !errors.As(err, &re) || re.Code != pkginstall.CodeArtifactDigestMismatch {
+		t.Fatalf("changed install: %v; want %s", err, pkginstall.CodeArtifactDigestMismatch)
 	}
 }

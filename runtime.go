@@ -56,6 +56,7 @@ func (c *Client) StartRuntime(ctx context.Context, l *Loaded, opts ...StartOptio
 // StartPlan starts a runtime for an already resolved plan.
 func (c *Client) StartPlan(ctx context.Context, p *contract.RunPlan, opts ...StartOption) (*Runtime, error) {
 	ro := c.runtimeOptions()
+	ro.ExtraPath, ro.CheckExec = c.execPaths(p.Package)
 	started, err := bindStart(p, &ro, opts)
 	if err != nil {
 		return nil, err
@@ -78,12 +79,10 @@ func (c *Client) StartPlan(ctx context.Context, p *contract.RunPlan, opts ...Sta
 
 func (c *Client) runtimeOptions() runtime.Options {
 	o := runtime.Options{
-		HostBinary: c.hostBinary, StateDir: c.stateDir, ExtraPath: c.extraPath,
+		HostBinary: c.hostBinary, StateDir: c.stateDir,
 		LookupEnv: c.lookupEnv, Key: c.key, Logger: c.logger, Env: c.env,
 	}
-	if len(c.installed) > 0 {
-		o.CheckExec = c.checkInstalledExec
-	}
+	o.ExtraPath, o.CheckExec = c.execPaths(nil)
 	return o
 }
 

@@ -2,7 +2,7 @@
 // one adapter, named by its descriptor, through the upstream conformance
 // matrix (discovery, planning and rejection, doctor, lifecycle, failure
 // modes, cleanup, isolation and secret redaction) using only the public
-// SDK, and returns one verdict per item.
+// SDK and contract, and returns one verdict per item.
 //
 // A Profile says how to exercise the adapter: a base config and optional
 // overlays that provoke each failure. Built-in profiles cover the bundled

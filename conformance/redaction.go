@@ -9,7 +9,6 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/host"
 )
 
 // evidence collects the documents the secret must never appear in.
@@ -154,10 +153,10 @@ func (t *itemT) redactionLeak(ctx context.Context, name, value string, leak *Ove
 		return "", fmt.Errorf("start error without details: %v", err)
 	}
 	diag, _ := info.Metadata["diagnostics"].(string)
-	if !strings.Contains(diag, host.Redacted) {
-		return "", fmt.Errorf("the start error's diagnostics do not show the leaked value %s (diagnostics %q): the redaction was not exercised", host.Redacted, diag)
+	if !strings.Contains(diag, contract.Redacted) {
+		return "", fmt.Errorf("the start error's diagnostics do not show the leaked value %s (diagnostics %q): the redaction was not exercised", contract.Redacted, diag)
 	}
-	return "the value the host wrote to stderr is " + host.Redacted + " in the start error's diagnostics", nil
+	return "the value the host wrote to stderr is " + contract.Redacted + " in the start error's diagnostics", nil
 }
 
 func uniq(list []string) []string {

@@ -5,6 +5,11 @@ import (
 	"strings"
 )
 
+// Redacted is what every secret value (a credential the config names, an
+// interface token) is replaced with in the diagnostics an error carries,
+// such as an adapter host's stderr.
+const Redacted = "[REDACTED]"
+
 // Failure is the structured detail shared by Fabric's public error types.
 // Codes are stable strings listed in docs/errors.md.
 type Failure struct {

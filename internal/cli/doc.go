@@ -1,6 +1,6 @@
-// Package cli holds the command trees of the fabric and fabric-agent-ctl
-// binaries: flag parsing, JSON and text output, and exit codes mapped from
-// error kinds. Results go to stdout, diagnostics to stderr.
+// Package cli is the command tree of the fabric binary (fabric-agent-ctl's
+// is internal/agentctl/cli): flag parsing, JSON and text output, and exit
+// codes mapped from error kinds. Results go to stdout, diagnostics to stderr.
 //
 // It must never print a credential value and never call os.Exit: Run
 // returns the exit code to main.

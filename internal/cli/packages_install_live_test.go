@@ -121,4 +121,68 @@ models:
 	if code, out := run(); code != 0 {
 		t.Fatalf("run after restoring %s: exit %d\n%s", entry, code, out)
 	}
+
+	selectInstalled(t, cfg, inst.Dir)
+}
+
+// selectInstalled is the selection half of the install test: a config
+// naming the package (harness.package: nvidia.fabric.codex, the signed
+// default of the catalog built into fabric) plans under the catalog entry
+// and runs from the install, even with a broken codex first on
+// FABRIC_HARNESS_PATH; an edited file of the install's package copy fails
+// the plan closed (artifact_digest_mismatch), and with no install the plan
+// is refused (package_not_installed) rather than run whatever codex PATH
+// holds.
+func selectInstalled(t *testing.T, cfg, installDir string) {
+	work := t.TempDir()
+	t.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
+	entry := filepath.Base(installDir) // nvidia.fabric.codex@VERSION
+	data, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pinned := filepath.Join(work, "selected.yaml")
+	if err := os.WriteFile(pinned, bytes.Replace(data, []byte("  adapter_id: nvidia.fabric.codex\n"),
+		[]byte("  adapter_id: nvidia.fabric.codex\n  package: nvidia.fabric.codex\n"), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// A codex that fails, first on FABRIC_HARNESS_PATH: the selected
+	// install's bin directory must come before it.
+	broken := filepath.Join(work, "broken")
+	if err := os.MkdirAll(broken, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(broken, "codex"), []byte("#!/bin/sh\necho not the installed codex >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(fabric.EnvHarnessPath, broken)
+
+	code, out, errOut := runCLI(t, "plan", pinned)
+	if code != 0 || !strings.Contains(out, `"entry": "`+entry+`"`) || !strings.Contains(out, `"state": "supported"`) {
+		t.Fatalf("plan of %s: exit %d\n%s\n%s", entry, code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "run", pinned, "--input", "hello")
+	if code != 0 || !strings.Contains(out, `"status": "succeeded"`) || !strings.Contains(out, "conformance ok") {
+		t.Fatalf("run of the selected install with a broken codex on %s: exit %d\n%s\n%s", fabric.EnvHarnessPath, code, out, errOut)
+	}
+
+	desc := filepath.Join(installDir, pkginstall.PackageCopyDir, "fabric-package.json")
+	orig, err := os.ReadFile(desc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(desc, append(bytes.Clone(orig), ' '), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCLI(t, "plan", pinned); code == 0 || !strings.Contains(out+errOut, `"code": "artifact_digest_mismatch"`) {
+		t.Fatalf("plan after editing the install's package copy: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if err := os.WriteFile(desc, orig, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Setenv(pkginstall.EnvDataHome, t.TempDir())
+	if code, out, errOut := runCLI(t, "plan", pinned); code == 0 || !strings.Contains(out+errOut, `"code": "package_not_installed"`) {
+		t.Fatalf("plan with no install: exit %d\n%s\n%s", code, out, errOut)
+	}
 }

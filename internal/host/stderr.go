@@ -5,13 +5,13 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/fabric-runtime/fabric/contract"
 )
 
 // TailBytes is how much of the host's stderr is attached to errors.
 const TailBytes = 16 << 10
 
-// Redacted replaces every secret value in diagnostics.
-const Redacted = "[REDACTED]"
 
 // stderrLog is the host's stderr file; it hands out scrubbed tails.
 type stderrLog struct {
@@ -72,7 +72,7 @@ func (l *stderrLog) close() error { return l.f.Close() }
 func Scrub(text string, secrets []string) string {
 	for _, s := range secrets {
 		if s != "" {
-			text = strings.ReplaceAll(text, s, Redacted)
+			text = strings.ReplaceAll(text, s, contract.Redacted)
 		}
 	}
 	return text

@@ -140,7 +140,7 @@ func stage(ctx context.Context, src *Source, opts *Options, dir string) (*Record
 	entry := dirName(d.Package.ID, d.Package.Version)
 	// The package directory itself is kept in the install, and its
 	// digest is the tree manifest of that copy unless the caller knows it.
-	pkgCopy := filepath.Join(dir, "package")
+	pkgCopy := filepath.Join(dir, PackageCopyDir)
 	if err := copyFS(pkgCopy, src.FS); err != nil {
 		return nil, installFailed(err, "copy the package directory: %v", err)
 	}

@@ -20,6 +20,10 @@ const RecordV1Alpha1 = "fabric.install/v1alpha1"
 // RecordFile is the install record's name in an install directory.
 const RecordFile = "install.json"
 
+// PackageCopyDir is the directory of an install that keeps the package
+// directory it was installed from.
+const PackageCopyDir = "package"
+
 // Record (install.json) says what an install holds: the package, the
 // artifacts checked against the descriptor and lockfile, the bins with
 // what they resolve to, and the tree manifest of everything else in the

@@ -1,14 +1,18 @@
 package pkgselect
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
+	"github.com/fabric-runtime/fabric/internal/pkginstall"
 	"github.com/fabric-runtime/fabric/internal/qualify"
 	"github.com/fabric-runtime/fabric/internal/supportcatalog"
 )
@@ -30,10 +34,13 @@ const (
 
 // FromEnv is the selector of Fabric's binaries: the built-in catalog (or
 // EnvCatalogDir and EnvCatalogTrust), receipts verified by the
-// qualification rules, packages found among those built in, the serial
-// file of this user. A bad setting fails every selection with its reason.
+// qualification rules, packages found among those installed in the data
+// directory (pkginstall.DataDir) and then among those built in, the
+// serial file of this user. A bad setting fails every selection with its
+// reason.
 func FromEnv(getenv func(string) string) *Selector {
-	opts := Options{Receipts: qualify.CatalogVerifier(), Find: BundledFinder()}
+	dataDir, _ := pkginstall.DataDir(getenv)
+	opts := Options{Receipts: qualify.CatalogVerifier(), Find: Finder(dataDir)}
 	var bad error
 	if dir := getenv(EnvCatalogDir); dir != "" {
 		opts.Catalog, opts.CatalogDir = os.DirFS(dir), dir
@@ -79,9 +86,59 @@ func ReadTrustFile(path string) (*supportcatalog.TrustFile, error) {
 	return &supportcatalog.TrustFile{Path: path, Data: data, Sig: sig}, nil
 }
 
-// BundledFinder finds packages among those built into the binary,
+// Finder finds id@version installed in dataDir ("" for none) first: the
+// install is verified (every file against its record, as before an exec:
+// an edited file fails with artifact_digest_mismatch) and its package is
+// the copy the install keeps, whose digest must be the one recorded.
+// Otherwise it is the package of that id built into the binary, at that
+// version. Built-in packages are loaded once; installs are read at every
+// call, since they change under a long-lived process.
+func Finder(dataDir string) func(id, version string) (*Found, error) {
+	builtin := bundledFinder()
+	return func(id, version string) (*Found, error) {
+		if dataDir != "" {
+			if f, err := findInstalled(dataDir, id, version); f != nil || err != nil {
+				return f, err
+			}
+		}
+		p, err := builtin(id)
+		if err != nil {
+			return nil, err
+		}
+		if v := p.Descriptor.Package.Version; v != version {
+			return nil, fmt.Errorf("the binary carries %s@%s, not version %s, and it is not installed (fabric packages install %s@%s)", id, v, version, id, version)
+		}
+		return &Found{Package: p}, nil
+	}
+}
+
+// findInstalled is id@version's install in dataDir, verified, or nil
+// when it is not installed.
+func findInstalled(dataDir, id, version string) (*Found, error) {
+	root := filepath.Join(pkginstall.PackagesDir(dataDir), id+"@"+version)
+	if _, err := os.Stat(filepath.Join(root, pkginstall.RecordFile)); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	in, err := pkginstall.Read(root)
+	if err != nil {
+		return nil, err
+	}
+	if err := pkginstall.Verify(in); err != nil {
+		return nil, err
+	}
+	p, err := pkgdesc.Load(filepath.Join(root, pkginstall.PackageCopyDir))
+	if err != nil {
+		return nil, err
+	}
+	if got, want := strings.TrimPrefix(p.Digest(), "fm1:"), strings.TrimPrefix(in.Record.PackageDigest, "fm1:"); got != want {
+		return nil, fmt.Errorf("install %s keeps a package of digest %s, its record says %s", root, got, want)
+	}
+	return &Found{Package: p, Install: in}, nil
+}
+
+// bundledFinder finds packages among those built into the binary,
 // loading each once.
-func BundledFinder() func(id string) (*pkgdesc.Package, error) {
+func bundledFinder() func(id string) (*pkgdesc.Package, error) {
 	var mu sync.Mutex
 	loaded := map[string]*pkgdesc.Package{}
 	return func(id string) (*pkgdesc.Package, error) {

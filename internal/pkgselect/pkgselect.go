@@ -12,6 +12,7 @@ package pkgselect
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"strings"
@@ -22,6 +23,7 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/catalog"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
+	"github.com/fabric-runtime/fabric/internal/pkginstall"
 	"github.com/fabric-runtime/fabric/internal/supportcatalog"
 )
 
@@ -35,6 +37,10 @@ const (
 	// not the one the package carries (another adapter id, or a local
 	// descriptor shadowing the package's).
 	CodePackageAdapterMismatch = "package_adapter_mismatch"
+	// CodePackageNotInstalled: the selected entry's package has artifacts
+	// for this platform but is not installed, so nothing vouches for the
+	// harness binaries a runtime would exec.
+	CodePackageNotInstalled = "package_not_installed"
 )
 
 // Options configure a Selector.
@@ -53,8 +59,10 @@ type Options struct {
 	// Receipts verifies the receipts entries cite; nil leaves every
 	// entry unqualified.
 	Receipts supportcatalog.ReceiptVerifier
-	// Find returns the package of id found on disk.
-	Find func(id string) (*pkgdesc.Package, error)
+	// Find returns the package id@version found on disk: an installed
+	// copy (verified) before the one built in. A *contract.RuntimeError or
+	// *contract.ConfigError it returns is passed on as is.
+	Find func(id, version string) (*Found, error)
 	// Platform is the platform selected for (default: this machine's).
 	Platform string
 	// AllowCandidate and AllowSuperseded let exact pins select candidate
@@ -62,6 +70,13 @@ type Options struct {
 	AllowCandidate, AllowSuperseded bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+}
+
+// Found is a package found on disk, and the install it lies in (nil for
+// a package built into the binary).
+type Found struct {
+	Package *pkgdesc.Package
+	Install *pkginstall.Installed
 }
 
 // Selector selects packages; it is safe for concurrent use.
@@ -87,7 +102,7 @@ func New(opts Options) *Selector {
 		opts.Now = time.Now
 	}
 	if opts.Find == nil {
-		opts.Find = func(id string) (*pkgdesc.Package, error) {
+		opts.Find = func(id, version string) (*Found, error) {
 			return nil, fmt.Errorf("no package finder")
 		}
 	}
@@ -110,10 +125,34 @@ func (s *Selector) SelectPackage(requested string, adapter *catalog.Entry) (*con
 	if err != nil {
 		return nil, err
 	}
-	id, _, _ := strings.Cut(requested, "@")
-	p, err := s.opts.Find(id)
+	req := supportcatalog.Request{
+		Package: requested, Platform: s.opts.Platform,
+		AllowCandidate: s.opts.AllowCandidate, AllowSuperseded: s.opts.AllowSuperseded,
+		Contracts: supportcatalog.SupportedContracts(), Now: s.opts.Now(),
+	}
+	id, version, pinned := strings.Cut(requested, "@")
+	if !pinned {
+		def, ok := c.Latest().Doc.Defaults[id]
+		if !ok {
+			// No signed default: Select says why (unlisted, or pin one).
+			_, err := supportcatalog.Select(c, req)
+			return nil, err
+		}
+		_, version, _ = strings.Cut(def, "@")
+	}
+	found, err := s.opts.Find(id, version)
 	if err != nil {
-		return nil, refuse(CodePackageNotFound, fmt.Sprintf("package %s is not on this machine: %v", id, err))
+		var re *contract.RuntimeError
+		var ce *contract.ConfigError
+		if errors.As(err, &re) || errors.As(err, &ce) {
+			return nil, err
+		}
+		return nil, refuse(CodePackageNotFound, fmt.Sprintf("package %s@%s is not on this machine: %v", id, version, err))
+	}
+	p := found.Package
+	if found.Install == nil && len(p.Descriptor.Artifacts[s.opts.Platform]) > 0 {
+		return nil, refuse(CodePackageNotInstalled, fmt.Sprintf("package %s@%s has artifacts for %s but is not installed, so nothing vouches for the binaries a runtime would run: fabric packages install %s@%s",
+			id, version, s.opts.Platform, id, version))
 	}
 	if adapter != nil {
 		if same, err := sameDescriptor(adapter, p); err != nil || !same {
@@ -121,11 +160,8 @@ func (s *Selector) SelectPackage(requested string, adapter *catalog.Entry) (*con
 				adapter.Descriptor.AdapterID, adapter.Path, p.ID(), p.Descriptor.Adapter.Path, p.AdapterSHA256))
 		}
 	}
-	sel, err := supportcatalog.Select(c, supportcatalog.Request{
-		Package: requested, Digest: strings.TrimPrefix(p.Digest(), "fm1:"), Platform: s.opts.Platform,
-		AllowCandidate: s.opts.AllowCandidate, AllowSuperseded: s.opts.AllowSuperseded,
-		Contracts: supportcatalog.SupportedContracts(), Now: s.opts.Now(),
-	})
+	req.Digest = strings.TrimPrefix(p.Digest(), "fm1:")
+	sel, err := supportcatalog.Select(c, req)
 	if err != nil {
 		return nil, err
 	}

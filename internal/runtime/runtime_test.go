@@ -313,7 +313,7 @@ func TestDiagnosticsAreRedacted(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 	diag, _ := re.Metadata["diagnostics"].(string)
-	if !strings.Contains(diag, "leaking "+host.Redacted) {
+	if !strings.Contains(diag, "leaking "+contract.Redacted) {
 		t.Fatalf("diagnostics missing or unredacted: %q", diag)
 	}
 	// The plan holds the secret only because this test wrote it into the

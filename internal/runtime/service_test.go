@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/host"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
@@ -115,7 +114,7 @@ func TestServiceBoundRuntime(t *testing.T) {
 		t.Fatalf("start: %v", err)
 	}
 	diag, _ := re.Metadata["diagnostics"].(string)
-	if strings.Contains(diag, token) || !strings.Contains(diag, "leaked "+host.Redacted) {
+	if strings.Contains(diag, token) || !strings.Contains(diag, "leaked "+contract.Redacted) {
 		t.Fatalf("diagnostics not scrubbed: %q", diag)
 	}
 }
