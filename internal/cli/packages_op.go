@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -57,7 +56,7 @@ func (a *app) packagesOpCommands() []*cobra.Command {
 			if err != nil {
 				return a.failure(opError(filepath.Join(dir, contract.PackageDescriptorFile), err.Error(), nil))
 			}
-			env := pkgop.Env{Home: home, StatePaths: paths, Watch: []string{home, dir}, Environ: operationEnviron(home)}
+			env := pkgop.Env{Home: home, StatePaths: paths, Watch: []string{home, dir}, Environ: pkgop.Environ(home, nil, nil)}
 			for _, w := range watch {
 				abs, err := filepath.Abs(w)
 				if err != nil {
@@ -65,7 +64,7 @@ func (a *app) packagesOpCommands() []*cobra.Command {
 				}
 				env.Watch = append(env.Watch, abs)
 			}
-			res, runErr := pkgop.Run(cmd.Context(), *found, env, pkgop.Options{AllowUnenforcedRead: allow})
+			res, runErr := pkgop.Run(cmd.Context(), *found, env, pkgop.Options{AllowUnenforcedRead: allow, Overlay: pkgop.OverlayAvailable()})
 			return a.operationResult(res, runErr)
 		},
 	}
@@ -114,37 +113,7 @@ func (a *app) operationResult(res *pkgop.Result, err error) error {
 	return nil
 }
 
-// resolveStatePaths maps each state path id to its absolute path under
-// home: "~/x" and "x" both mean home/x; a path that leaves home, or an id
-// given twice, is an error naming it.
+// resolveStatePaths is pkgop.ResolveStatePaths.
 func resolveStatePaths(sps []contract.PackageStatePath, home string) (map[string]string, error) {
-	out := map[string]string{}
-	for i, sp := range sps {
-		field := fmt.Sprintf("state_paths[%d]", i)
-		if sp.ID == "" {
-			return nil, fmt.Errorf("%s.id is missing", field)
-		}
-		if _, dup := out[sp.ID]; dup {
-			return nil, fmt.Errorf("%s.id %q is declared twice", field, sp.ID)
-		}
-		rel := strings.TrimPrefix(sp.Path, "~/")
-		if rel == "" || !filepath.IsLocal(rel) || filepath.Clean(rel) == "." {
-			return nil, fmt.Errorf("%s.path %q must be relative to the runtime home (or ~/...) and stay inside it", field, sp.Path)
-		}
-		out[sp.ID] = filepath.Join(home, rel)
-	}
-	return out, nil
-}
-
-// operationEnviron is the little an operation gets: PATH and the locale
-// of this process, HOME set to the runtime home. Nothing else is passed,
-// so no credential of the caller reaches a helper.
-func operationEnviron(home string) []string {
-	env := []string{"HOME=" + home}
-	for _, k := range []string{"PATH", "LANG", "LC_ALL", "TZ"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
+	return pkgop.ResolveStatePaths(sps, home)
 }
