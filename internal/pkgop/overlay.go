@@ -62,6 +62,12 @@ func prepareOverlays(roots []string, base string) ([]overlayMount, error) {
 				return nil, err
 			}
 		}
+		// The overlay's root shows the upper directory's own attributes:
+		// give it the real root's, so that the operation sees them and a
+		// change of them afterwards is the operation's.
+		if err := copyRootAttrs(r, m.Upper); err != nil {
+			return nil, err
+		}
 		out = append(out, m)
 	}
 	return out, nil
@@ -92,7 +98,7 @@ func upperChanges(mounts []overlayMount, before *treemanifest.Manifest) ([]treem
 				return err
 			}
 			if p == m.Upper {
-				return nil
+				return nil // judged below, by rootChanged
 			}
 			rel, err := filepath.Rel(m.Upper, p)
 			if err != nil {
@@ -111,6 +117,20 @@ func upperChanges(mounts []overlayMount, before *treemanifest.Manifest) ([]treem
 		})
 		if err != nil {
 			return nil, fmt.Errorf("pkgop: read the overlay of %s: %w", m.Lower, err)
+		}
+		changed, err := rootChanged(m.Lower, m.Upper, len(found) > 0)
+		if err != nil {
+			return nil, fmt.Errorf("pkgop: read the overlay of %s: %w", m.Lower, err)
+		}
+		if changed {
+			real := filepath.ToSlash(m.Lower)
+			old := prior[real]
+			now, err := treemanifest.Stat(m.Upper, treemanifest.Options{})
+			if err != nil {
+				return nil, err
+			}
+			now.Path = real
+			out = append(out, treemanifest.Change{Path: real, Kind: "modified", Before: &old, After: &now})
 		}
 		for i, f := range found {
 			real := filepath.ToSlash(filepath.Join(m.Lower, f.rel))

@@ -66,3 +66,40 @@ func mountOverlays(mounts []overlayMount, dir string) error {
 	}
 	return nil
 }
+
+// copyRootAttrs gives dir the permission bits, owner and times of root.
+func copyRootAttrs(root, dir string) error {
+	var st unix.Stat_t
+	if err := unix.Lstat(root, &st); err != nil {
+		return fmt.Errorf("stat %s: %w", root, err)
+	}
+	if err := unix.Chown(dir, int(st.Uid), int(st.Gid)); err != nil {
+		return fmt.Errorf("chown %s: %w", dir, err)
+	}
+	if err := unix.Chmod(dir, st.Mode&0o7777); err != nil {
+		return fmt.Errorf("chmod %s: %w", dir, err)
+	}
+	ts := []unix.Timespec{st.Atim, st.Mtim}
+	if err := unix.UtimesNano(dir, ts); err != nil {
+		return fmt.Errorf("set the times of %s: %w", dir, err)
+	}
+	return nil
+}
+
+// rootChanged reports whether the operation changed the overlay root's
+// own attributes: its permission bits or owner, or its modification time
+// when nothing beneath it changed (creating or removing an entry moves
+// it, and that entry is reported itself).
+func rootChanged(root, upper string, entries bool) (bool, error) {
+	var was, now unix.Stat_t
+	if err := unix.Lstat(root, &was); err != nil {
+		return false, err
+	}
+	if err := unix.Lstat(upper, &now); err != nil {
+		return false, err
+	}
+	if was.Mode != now.Mode || was.Uid != now.Uid || was.Gid != now.Gid {
+		return true, nil
+	}
+	return !entries && was.Mtim != now.Mtim, nil
+}

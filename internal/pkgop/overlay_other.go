@@ -16,3 +16,7 @@ func unshareMounts(*exec.Cmd) {}
 func mountOverlays([]overlayMount, string) error {
 	return errors.New("overlays are only available on Linux")
 }
+
+func copyRootAttrs(string, string) error { return errors.New("overlays are only available on Linux") }
+
+func rootChanged(string, string, bool) (bool, error) { return false, nil }

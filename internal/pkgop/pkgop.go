@@ -411,6 +411,10 @@ func command(ctx context.Context, op contract.PackageOperation, env Env, opts Op
 	return cmd, nil
 }
 
+// LookPath finds name (an operation's argv[0]) on the PATH of environ,
+// as Run does: the executor a caller names in a claim.
+func LookPath(name string, environ []string) (string, error) { return lookPath(name, environ) }
+
 // lookPath finds name on the PATH of environ (not of this process).
 func lookPath(name string, environ []string) (string, error) {
 	if strings.Contains(name, "/") {
