@@ -34,6 +34,28 @@ type RuntimeHandle struct {
 	ServiceID string `json:"service_id,omitempty"`
 	// Package is the support-catalog entry the runtime was planned under.
 	Package *PackageSelection `json:"package,omitempty"`
+	// Tainted is a Fabric extension: a helper operation run against this
+	// runtime's state changed what it must not (Taints says which), so
+	// the state is no longer the one the runtime started on. It is never
+	// cleared while the runtime's home exists.
+	Tainted bool           `json:"tainted,omitempty"`
+	Taints  []RuntimeTaint `json:"taints,omitempty"`
+}
+
+// RuntimeTaint is one helper operation that tainted a runtime.
+type RuntimeTaint struct {
+	// Package is the package's id@version, Operation the operation's id
+	// and Mode its mode.
+	Package   string `json:"package"`
+	Operation string `json:"operation"`
+	Mode      string `json:"mode"`
+	// At is when the operation ended (RFC 3339, UTC).
+	At          string `json:"at"`
+	Enforcement string `json:"enforcement"`
+	// Violations are the changes outside the declared writes ("modified
+	// /path"), at most 20, Truncated when there were more.
+	Violations []string `json:"violations,omitempty"`
+	Truncated  bool     `json:"truncated,omitempty"`
 }
 
 // InvocationHandle identifies one invocation.

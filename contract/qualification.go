@@ -135,6 +135,35 @@ type QualificationObservation struct {
 	Method string `json:"method" jsonschema:"minLength=1"`
 	Result string `json:"result"`
 	Agrees bool   `json:"agrees"`
+	// Enforcement, Before, After and Changes are a helper operation's
+	// (an "op.<id>" item): what stopped its writes (landlock-abi-N or
+	// none), the fm1 digests of its watched roots before and after, and
+	// every change it made (for a read operation, any change is one it
+	// must not make).
+	Enforcement string           `json:"enforcement,omitempty"`
+	Overlay     []string         `json:"overlay,omitempty"`
+	Before      string           `json:"before,omitempty"`
+	After       string           `json:"after,omitempty"`
+	Changes     []ManifestChange `json:"changes,omitempty"`
+}
+
+// ManifestChange is one difference between two tree manifests of the
+// same roots (internal/treemanifest): the path, added, removed or
+// modified, and its entry before and after.
+type ManifestChange struct {
+	Path   string         `json:"path" jsonschema:"minLength=1"`
+	Kind   string         `json:"kind" jsonschema:"enum=added,enum=removed,enum=modified"`
+	Before *ManifestEntry `json:"before,omitempty"`
+	After  *ManifestEntry `json:"after,omitempty"`
+}
+
+// ManifestEntry is one path as a tree manifest records it.
+type ManifestEntry struct {
+	Type   string `json:"type" jsonschema:"enum=file,enum=dir,enum=symlink"`
+	Mode   uint32 `json:"mode"` // permission bits
+	Size   int64  `json:"size,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	Link   string `json:"link,omitempty"`
 }
 
 // QualificationEvidence is a document behind a result, by digest.

@@ -28,11 +28,13 @@ func (a *app) packagesQualifyCommands() []*cobra.Command {
 
 func (a *app) packagesQualifyCommand() *cobra.Command {
 	var platform, out, keyFile string
+	var allowUnenforced bool
 	cmd := &cobra.Command{
-		Use:   "qualify ID|PATH --out FILE [--platform P] [--key FILE]",
+		Use:   "qualify ID|PATH --out FILE [--platform P] [--key FILE] [--allow-unenforced-read]",
 		Short: "Run the conformance suite on a package and write its qualification receipt",
 		Long: "Run the conformance suite with the package's own profile (qualification.profile of PATH/fabric-package.json), serving the model endpoint the profile names itself, " +
 			"and write an in-toto Statement with the qualification predicate to FILE: signed into a DSSE receipt with --key (a qualifier key), unsigned without. " +
+			"Each helper operation the package declares is run too, in a fresh runtime home, as item op.<id>: held to its declared writes, with the manifest diff in its observation. " +
 			"When FILE is a directory the receipt is written there as sha256-<hex>.intoto.json. Exit status 0 when the package qualified, 1 otherwise (the statement is written either way).",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -59,7 +61,7 @@ func (a *app) packagesQualifyCommand() *cobra.Command {
 			if a.output == "text" {
 				log = slog.New(slog.NewTextHandler(a.stdio.Err, nil))
 			}
-			st, err := qualify.Qualify(cmd.Context(), *pkg, qualify.Options{Platform: platform, Logger: log})
+			st, err := qualify.Qualify(cmd.Context(), *pkg, qualify.Options{Platform: platform, Logger: log, AllowUnenforcedRead: allowUnenforced})
 			if err != nil {
 				return &exitError{code: ExitFailure, err: err}
 			}
@@ -98,6 +100,7 @@ func (a *app) packagesQualifyCommand() *cobra.Command {
 	cmd.Flags().StringVar(&platform, "platform", "", "platform qualified (default: this machine's, e.g. linux-x86_64)")
 	cmd.Flags().StringVar(&out, "out", "", "file (or directory) the receipt is written to")
 	cmd.Flags().StringVar(&keyFile, "key", "", "qualifier private key file that signs the receipt")
+	cmd.Flags().BoolVar(&allowUnenforced, "allow-unenforced-read", false, "run read operations where Landlock is unavailable, with detection only (their items say enforcement: none); without it they are not_tested")
 	return cmd
 }
 
@@ -208,6 +211,11 @@ func writeResults(a *app, st *qualify.Statement) {
 			seen = fmt.Sprintf(" [observed by %s: agrees=%v]", o.By, o.Agrees)
 		}
 		fmt.Fprintf(a.stdio.Out, "%-10s %-13s %-3s %-18s %s%s\n", r.Verdict, r.Tier, r.ID, r.Name, r.Detail, seen)
+		if o := r.Observation; o != nil {
+			for _, c := range o.Changes {
+				fmt.Fprintf(a.stdio.Out, "           %s %s\n", c.Kind, c.Path)
+			}
+		}
 	}
 }
 

@@ -64,18 +64,23 @@ func cpuTime(b *testing.B) int64 {
 }
 
 // A whole read operation (sh -c true) over the same state dir, with and
-// without Landlock: the manifests plus the re-exec'd sandbox.
+// without Landlock, and as root also overlaid: the manifests plus the
+// re-exec'd sandbox (plus the mount namespace and the upper-dir scan).
 func BenchmarkRunRead1000Files(b *testing.B) {
-	for _, landlock := range []bool{false, true} {
-		b.Run(map[bool]string{false: "detection-only", true: "landlock"}[landlock], func(b *testing.B) {
+	for _, mode := range []string{"detection-only", "landlock", "landlock+overlay"} {
+		landlock, overlay := mode != "detection-only", mode == "landlock+overlay"
+		b.Run(mode, func(b *testing.B) {
 			if landlock && landlockABI() < 1 {
 				b.Skip("no Landlock on this kernel")
+			}
+			if overlay && !OverlayAvailable() {
+				b.Skip("overlays need root with CAP_SYS_ADMIN")
 			}
 			home := stateDir1000(b)
 			env := Env{Home: home, StatePaths: map[string]string{"state": home}, Environ: []string{"PATH=" + os.Getenv("PATH")}}
 			op := contract.PackageOperation{ID: "noop", Mode: contract.OperationRead, Argv: []string{"sh", "-c", "true"}}
 			for b.Loop() {
-				if _, err := Run(context.Background(), op, env, Options{NoLandlock: !landlock, AllowUnenforcedRead: true}); err != nil {
+				if _, err := Run(context.Background(), op, env, Options{NoLandlock: !landlock, AllowUnenforcedRead: true, Overlay: overlay}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -51,12 +49,9 @@ type pathBeneathAttr struct {
 // changes no file.
 var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/tty"}
 
-// restrictAndExec applies Landlock to this thread with write rights only
-// beneath spec.Writable, sets no_new_privs, and execs spec.Argv. It returns
-// only on failure.
-func restrictAndExec(spec sandboxSpec, env []string) error {
-	// Landlock and no_new_privs bind the calling thread; exec from it.
-	runtime.LockOSThread()
+// restrict applies Landlock to this thread with write rights only beneath
+// spec.Writable and sets no_new_privs. The caller execs from this thread.
+func restrict(spec sandboxSpec) error {
 	abi := landlockABI()
 	if abi < 1 {
 		return errors.New("Landlock is not available")
@@ -91,13 +86,6 @@ func restrictAndExec(spec sandboxSpec, env []string) error {
 		return fmt.Errorf("landlock_restrict_self: %w", errno)
 	}
 	unix.Close(ruleset)
-	if _, err := unix.Write(3, []byte(sandboxApplied)); err != nil {
-		return fmt.Errorf("tell the parent the sandbox is applied: %w", err)
-	}
-	unix.Close(3)
-	if err := syscall.Exec(spec.Path, spec.Argv, env); err != nil {
-		return fmt.Errorf("exec %s: %w", spec.Path, err)
-	}
 	return nil
 }
 

@@ -6,6 +6,6 @@ import "errors"
 
 func landlockABI() int { return 0 }
 
-func restrictAndExec(sandboxSpec, []string) error {
+func restrict(sandboxSpec) error {
 	return errors.New("Landlock is only available on Linux")
 }

@@ -74,6 +74,14 @@ type Options struct {
 	// Executable is the binary re-exec'd as the sandbox; it must call
 	// MaybeServeSandbox first thing in main. Empty: os.Executable().
 	Executable string
+	// Overlay runs a read operation with every watched directory
+	// overlaid onto itself in the sandbox's private mount namespace (root
+	// only: see OverlayAvailable): the real directories cannot change, and
+	// anything the operation leaves in an overlay's upper directory is a
+	// violation, a chown, timestamp or extended attribute change included
+	// (which neither Landlock nor the manifest sees). Ignored for a
+	// configure operation, whose writes must reach the real state.
+	Overlay bool
 }
 
 // Result is what an operation did. When Tainted, Stdout and Stderr are
@@ -98,7 +106,10 @@ type Result struct {
 	Changes         []treemanifest.Change `json:"changes,omitempty"` // every change, allowed or not
 	Violations      []treemanifest.Change `json:"violations,omitempty"`
 	Tainted         bool                  `json:"tainted"`
-	DurationMS      float64               `json:"duration_ms"`
+	// Overlay lists the directories that were overlaid (Options.Overlay);
+	// their upper directories' contents are among Changes.
+	Overlay    []string `json:"overlay,omitempty"`
+	DurationMS float64  `json:"duration_ms"`
 }
 
 func fail(code, msg string, md map[string]any, err error) error {
@@ -130,6 +141,25 @@ func Run(ctx context.Context, op contract.PackageOperation, env Env, opts Option
 		return nil, fail(CodeWatchFailed, "cannot make the private temp dir", nil, err)
 	}
 	defer os.RemoveAll(tmp)
+	var overlays []overlayMount
+	if opts.Overlay && op.Mode == contract.OperationRead {
+		if !OverlayAvailable() {
+			return nil, fail(CodeSandbox, fmt.Sprintf("read operation %q: an overlay was asked for, but overlays need root with CAP_SYS_ADMIN on Linux", op.ID), map[string]any{"operation": op.ID}, nil)
+		}
+		// Not beneath the private temp dir: the operation may write
+		// there, and must not reach its own upper directories.
+		base, err := os.MkdirTemp("", "fabric-pkgop-overlay-")
+		if err != nil {
+			return nil, fail(CodeWatchFailed, "cannot make the overlays' directory", nil, err)
+		}
+		defer os.RemoveAll(base)
+		if overlays, err = prepareOverlays(overlayRoots(roots), base); err != nil {
+			return nil, fail(CodeSandbox, fmt.Sprintf("read operation %q cannot be overlaid", op.ID), map[string]any{"operation": op.ID}, err)
+		}
+		for _, m := range overlays {
+			res.Overlay = append(res.Overlay, filepath.ToSlash(m.Lower))
+		}
+	}
 
 	before, err := Snapshot(roots)
 	if err != nil {
@@ -139,7 +169,7 @@ func Run(ctx context.Context, op contract.PackageOperation, env Env, opts Option
 
 	stdout := &limited{max: orDefault(env.StdoutLimit, DefaultStdoutLimit)}
 	stderr := &limited{max: orDefault(env.StderrLimit, DefaultStderrLimit)}
-	cmd, err := command(ctx, op, env, opts, abi, writes, tmp)
+	cmd, err := command(ctx, op, env, opts, abi, writes, tmp, overlays)
 	if err != nil {
 		return nil, fail(CodeInvalid, fmt.Sprintf("operation %q cannot be started", op.ID), nil, err)
 	}
@@ -147,7 +177,7 @@ func Run(ctx context.Context, op contract.PackageOperation, env Env, opts Option
 	// The sandbox says on fd 3 that it applied Landlock, so that a binary
 	// that does not serve the sandbox cannot pass for one.
 	var applied *os.File
-	if abi > 0 {
+	if abi > 0 || len(overlays) > 0 {
 		r, w, err := os.Pipe()
 		if err != nil {
 			return nil, fail(CodeSandbox, "cannot make the sandbox's pipe", nil, err)
@@ -170,6 +200,11 @@ func Run(ctx context.Context, op contract.PackageOperation, env Env, opts Option
 	} else {
 		res.ExitCode = -1
 	}
+	if len(overlays) > 0 && cmd.Process != nil {
+		// A process the operation left behind would keep its mount
+		// namespace, and so the overlays, alive: end them all.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 
 	after, err := Snapshot(roots)
 	if err != nil {
@@ -179,6 +214,14 @@ func Run(ctx context.Context, op contract.PackageOperation, env Env, opts Option
 	}
 	res.After = after.Digest()
 	res.Changes = treemanifest.Diff(before, after)
+	if len(overlays) > 0 {
+		upper, err := upperChanges(overlays, before)
+		if err != nil {
+			res.Tainted = true
+			return res, fail(CodeWatchFailed, "cannot read the overlays after the operation", nil, err)
+		}
+		res.Changes = mergeChanges(res.Changes, upper)
+	}
 	for _, c := range res.Changes {
 		if !within(c.Path, writes) {
 			res.Violations = append(res.Violations, c)
@@ -316,16 +359,30 @@ func Snapshot(roots []string) (*treemanifest.Manifest, error) {
 	return m, nil
 }
 
-// command builds the process: the sandbox child when enforcing, else the
-// argv itself.
-func command(ctx context.Context, op contract.PackageOperation, env Env, opts Options, abi int, writes []string, tmp string) (*exec.Cmd, error) {
+// mergeChanges is a and b, one change per path (a's first), sorted.
+func mergeChanges(a, b []treemanifest.Change) []treemanifest.Change {
+	seen := map[string]bool{}
+	var out []treemanifest.Change
+	for _, c := range append(slices.Clone(a), b...) {
+		if !seen[c.Path] {
+			seen[c.Path] = true
+			out = append(out, c)
+		}
+	}
+	slices.SortFunc(out, func(x, y treemanifest.Change) int { return strings.Compare(x.Path, y.Path) })
+	return out
+}
+
+// command builds the process: the sandbox child when enforcing or
+// overlaying, else the argv itself.
+func command(ctx context.Context, op contract.PackageOperation, env Env, opts Options, abi int, writes []string, tmp string, overlays []overlayMount) (*exec.Cmd, error) {
 	environ := append(slices.Clone(env.Environ), "TMPDIR="+tmp)
 	path, err := lookPath(op.Argv[0], environ)
 	if err != nil {
 		return nil, err
 	}
 	var cmd *exec.Cmd
-	if abi > 0 {
+	if abi > 0 || len(overlays) > 0 {
 		self := opts.Executable
 		if self == "" {
 			var err error
@@ -333,7 +390,7 @@ func command(ctx context.Context, op contract.PackageOperation, env Env, opts Op
 				return nil, err
 			}
 		}
-		spec, err := json.Marshal(sandboxSpec{Path: path, Argv: op.Argv, Writable: append(slices.Clone(writes), tmp)})
+		spec, err := json.Marshal(sandboxSpec{Path: path, Argv: op.Argv, Writable: append(slices.Clone(writes), tmp), Landlock: abi > 0, Overlays: overlays, Dir: env.Home})
 		if err != nil {
 			return nil, err
 		}
@@ -346,10 +403,17 @@ func command(ctx context.Context, op contract.PackageOperation, env Env, opts Op
 	cmd.Dir = env.Home
 	cmd.Env = environ
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if len(overlays) > 0 {
+		unshareMounts(cmd)
+	}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 2 * time.Second
 	return cmd, nil
 }
+
+// LookPath finds name (an operation's argv[0]) on the PATH of environ,
+// as Run does: the executor a caller names in a claim.
+func LookPath(name string, environ []string) (string, error) { return lookPath(name, environ) }
 
 // lookPath finds name on the PATH of environ (not of this process).
 func lookPath(name string, environ []string) (string, error) {

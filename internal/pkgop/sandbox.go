@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
+	"syscall"
 )
 
 // envSandbox marks a process started as the sandbox of an operation; its
@@ -16,7 +18,8 @@ const envSandbox = "FABRIC_PKGOP_SANDBOX"
 const sandboxFailure = "fabric: package operation sandbox: "
 
 // sandboxApplied is what the sandbox writes on fd 3 (then closes it) once
-// Landlock is in force, just before it execs the operation.
+// its overlays are mounted and Landlock is in force, just before it execs
+// the operation.
 const sandboxApplied = "landlock applied\n"
 
 // sandboxSpec is what the sandbox child applies before it execs Argv.
@@ -28,6 +31,13 @@ type sandboxSpec struct {
 	// at its nearest existing ancestor (detection still holds it to the
 	// path itself).
 	Writable []string `json:"writable"`
+	// Landlock says to apply Landlock (the kernel has it and the caller
+	// did not turn it off).
+	Landlock bool `json:"landlock"`
+	// Overlays are mounted first, in the child's own mount namespace;
+	// Dir is then made the working directory again.
+	Overlays []overlayMount `json:"overlays,omitempty"`
+	Dir      string         `json:"dir,omitempty"`
 }
 
 // MaybeServeSandbox makes this process the sandbox of a package operation
@@ -52,9 +62,36 @@ func MaybeServeSandbox() (served bool, exitCode int) {
 			env = append(env, kv)
 		}
 	}
-	err := restrictAndExec(spec, env)
+	err := serveSandbox(spec, env)
 	fmt.Fprintf(os.Stderr, "%s%v\n", sandboxFailure, err)
 	return true, 126
+}
+
+// serveSandbox mounts the overlays, applies Landlock, tells the parent on
+// fd 3, and execs the operation; it returns only on failure. Landlock
+// comes after the mounts: a Landlock domain forbids mounting, which also
+// keeps the operation from unmounting an overlay.
+func serveSandbox(spec sandboxSpec, env []string) error {
+	// Landlock and no_new_privs bind the calling thread; exec from it.
+	runtime.LockOSThread()
+	if len(spec.Overlays) > 0 {
+		if err := mountOverlays(spec.Overlays, spec.Dir); err != nil {
+			return err
+		}
+	}
+	if spec.Landlock {
+		if err := restrict(spec); err != nil {
+			return err
+		}
+	}
+	if _, err := syscall.Write(3, []byte(sandboxApplied)); err != nil {
+		return fmt.Errorf("tell the parent the sandbox is applied: %w", err)
+	}
+	syscall.Close(3)
+	if err := syscall.Exec(spec.Path, spec.Argv, env); err != nil {
+		return fmt.Errorf("exec %s: %w", spec.Path, err)
+	}
+	return nil
 }
 
 // LandlockABI is the Landlock ABI version of this kernel, 0 without

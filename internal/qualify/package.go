@@ -27,5 +27,6 @@ func PackageFrom(p *pkgdesc.Package, platform string) (Package, error) {
 		ID: p.ID(), Version: p.Version(), Contract: d.ContractVersion,
 		SHA256: strings.TrimPrefix(p.Digest(), treemanifest.Prefix), Dir: p.Dir,
 		Descriptor: d.Adapter, Artifacts: arts, Profile: d.Qualification.Profile, Required: d.Qualification.Required,
+		StatePaths: d.StatePaths, Operations: d.Operations,
 	}, nil
 }

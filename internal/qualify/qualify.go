@@ -42,6 +42,10 @@ type Package struct {
 	Profile string
 	// Required overrides item tiers (qualification.required).
 	Required []contract.QualificationRequire
+	// StatePaths and Operations are the package's helper operations and
+	// the state paths they run against: each becomes an "op.<id>" item.
+	StatePaths []contract.PackageStatePath
+	Operations []contract.PackageOperation
 }
 
 // Options tune Qualify.
@@ -68,6 +72,10 @@ type Options struct {
 	Only []string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// AllowUnenforcedRead, NoOverlay and SandboxBinary are the helper
+	// operations' (OperationOptions).
+	AllowUnenforcedRead, NoOverlay bool
+	SandboxBinary                  string
 }
 
 // Platform is this machine's platform name: linux-x86_64, darwin-aarch64.
@@ -126,6 +134,11 @@ func Qualify(ctx context.Context, p Package, opts Options) (*Statement, error) {
 			log.Info("qualify item", "package", p.ID, "item", it.ID, "name", it.Name, "verdict", it.Verdict)
 		},
 	})
+	ops := Operations(ctx, p.Dir, p.StatePaths, p.Operations, OperationOptions{TempDir: opts.TempDir, Env: opts.Env,
+		AllowUnenforcedRead: opts.AllowUnenforcedRead, NoOverlay: opts.NoOverlay, Executable: opts.SandboxBinary, Required: p.Required})
+	for _, r := range ops {
+		log.Info("qualify item", "package", p.ID, "item", r.ID, "name", r.Name, "verdict", r.Verdict)
+	}
 	finished := opts.Now()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("qualify: %w", err)
@@ -134,7 +147,7 @@ func Qualify(ctx context.Context, p Package, opts Options) (*Statement, error) {
 	env := contract.QualificationEnvironment{OS: runtime.GOOS, Kernel: kernel(), Arch: strings.TrimPrefix(pkgdesc.Platform(runtime.GOOS, runtime.GOARCH), runtime.GOOS+"-"),
 		Node: nodeVersion(ctx), Fabric: contract.FabricVersion{Version: fv, Revision: rev}}
 	return newStatement(&p, rep, run{platform: opts.Platform, env: env, started: started, finished: finished,
-		profileSHA256: profileSHA, hostSHA256: hostSHA, revision: rev}), nil
+		profileSHA256: profileSHA, hostSHA256: hostSHA, revision: rev, operations: ops}), nil
 }
 
 // run is what a statement records of the run besides the suite's report.
@@ -144,11 +157,14 @@ type run struct {
 	started, finished         time.Time
 	profileSHA256, hostSHA256 string
 	revision                  string
+	// operations are the helper operations' items, judged after the
+	// suite's.
+	operations []contract.QualificationResult
 }
 
 // newStatement is the statement of a suite report on p.
 func newStatement(p *Package, rep conformance.Report, r run) *Statement {
-	results, summary, verdict := judge(rep.Items, Tiers(p.Required))
+	results, summary, verdict := judge(rep.Items, Tiers(p.Required), r.operations...)
 	if m := rep.ModelEndpoint; m != nil {
 		r.env.ModelEndpoint = "modelstub script sha256:" + m.SHA256
 	}

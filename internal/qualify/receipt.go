@@ -10,7 +10,6 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/attest"
 )
@@ -177,7 +176,7 @@ func Check(st *Statement, expect Expectation) []string {
 		if r.Tier == contract.TierMandatory && r.Verdict != contract.QualificationPass {
 			out = append(out, fmt.Sprintf("MANDATORY item %s %s: %s", r.ID, r.Name, r.Verdict))
 		}
-		if r.Tier == contract.TierMandatory && r.Verdict == contract.QualificationPass && conformance.Observable(r.ID) && (r.Observation == nil || !r.Observation.Agrees) {
+		if r.Tier == contract.TierMandatory && r.Verdict == contract.QualificationPass && observable(r.ID) && (r.Observation == nil || !r.Observation.Agrees) {
 			out = append(out, fmt.Sprintf("MANDATORY item %s %s passed without an agreeing observation", r.ID, r.Name))
 		}
 		if r.Tier == contract.TierCapability && r.Verdict == contract.QualificationFail {

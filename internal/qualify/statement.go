@@ -54,20 +54,23 @@ func Tiers(required []contract.QualificationRequire) func(id string) string {
 	}
 }
 
-// judge turns the suite's items into results, summary and verdict under
+// judge turns the suite's items (and the helper operations' results,
+// already judged by Operations) into results, summary and verdict under
 // contract.QualificationRuleV1: an observable item that passed without an
 // observation is not_tested (its evidence only a claim); a MANDATORY item
 // the profile skipped is not_tested; a CAPABILITY item it skipped stays
 // skip, listed as such. No MANDATORY fail or not_tested and no CAPABILITY
 // fail qualifies; ADVISORY and INFORMATIONAL failures only warn.
-func judge(items []conformance.Item, tier func(string) string) ([]contract.QualificationResult, contract.QualificationSummary, contract.QualificationVerdict) {
+func judge(items []conformance.Item, tier func(string) string, operations ...contract.QualificationResult) ([]contract.QualificationResult, contract.QualificationSummary, contract.QualificationVerdict) {
 	sum := contract.QualificationSummary{PassedTests: []string{}, FailedTests: []string{}, WarnedTests: []string{}, NotTested: []string{},
 		Counts: map[string]int{contract.QualificationPass: 0, contract.QualificationFail: 0, contract.QualificationSkip: 0, contract.QualificationNotTested: 0}}
 	verdict := contract.QualificationVerdict{Qualified: true, Rule: contract.QualificationRuleV1}
-	results := make([]contract.QualificationResult, 0, len(items))
+	results := make([]contract.QualificationResult, 0, len(items)+len(operations))
 	for _, it := range items {
-		r := result(it, tier(it.ID))
-		results = append(results, r)
+		results = append(results, result(it, tier(it.ID)))
+	}
+	results = append(results, operations...)
+	for _, r := range results {
 		sum.Counts[r.Verdict]++
 		blocking := r.Tier == contract.TierMandatory || (r.Tier == contract.TierCapability && r.Verdict == contract.QualificationFail)
 		switch r.Verdict {

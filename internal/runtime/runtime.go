@@ -17,6 +17,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/host"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 	"github.com/fabric-runtime/fabric/internal/plan"
+	"github.com/fabric-runtime/fabric/internal/runtimetaint"
 )
 
 // States of a runtime.
@@ -90,9 +91,13 @@ func WithTelemetryEnv(ctx context.Context, env map[string]string) context.Contex
 	return context.WithValue(ctx, telemetryEnvKey{}, env)
 }
 
+// DefaultStateDir is where runtime homes go when Options.StateDir is
+// empty: $TMPDIR/fabric-hosts.
+func DefaultStateDir() string { return filepath.Join(os.TempDir(), "fabric-hosts") }
+
 func (o *Options) fill() {
 	if o.StateDir == "" {
-		o.StateDir = filepath.Join(os.TempDir(), "fabric-hosts")
+		o.StateDir = DefaultStateDir()
 	}
 	if o.Env == nil {
 		o.Env = os.Environ()
@@ -291,6 +296,11 @@ func (r *Runtime) ID() string { return r.handle.RuntimeID }
 func (r *Runtime) Handle() contract.RuntimeHandle {
 	h := r.handle
 	h.Status = r.State()
+	if r.home != "" {
+		// A helper operation that changed this runtime's state marked it
+		// beside its home (internal/runtimetaint); the mark stays.
+		h.Tainted, h.Taints, _ = runtimetaint.Read(r.home)
+	}
 	return h
 }
 
