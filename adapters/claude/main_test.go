@@ -92,7 +92,7 @@ func descriptorPath(t testing.TB) string {
 
 func loadScript(t testing.TB) *modelstub.Script {
 	t.Helper()
-	s, err := modelstub.LoadScript(filepath.Join("testdata", "stub.yaml"))
+	s, err := modelstub.LoadScript(filepath.Join("packages", "nvidia.fabric.claude", "conformance.modelstub.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

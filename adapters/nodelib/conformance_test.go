@@ -19,7 +19,7 @@ func TestConformance(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			path := harnessPath(t, h)
 			// malformed_output cannot be provoked (see the profiles).
-			harnesstest.Conformance(t, "packages/nvidia.fabric."+h.name+"/conformance.profile.yaml", "", path, "malformed-output")
+			harnesstest.Conformance(t, "packages/nvidia.fabric."+h.name+"/conformance.profile.yaml", path, "malformed-output")
 		})
 	}
 }

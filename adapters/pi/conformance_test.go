@@ -16,5 +16,5 @@ import (
 func TestConformance(t *testing.T) {
 	livetest.Short(t, "the real Pi coding agent from harnesses/pi")
 	path := harnessPath(t)
-	harnesstest.Conformance(t, "packages/nvidia.fabric.pi-rpc/conformance.profile.yaml", "", path, "malformed-output")
+	harnesstest.Conformance(t, "packages/nvidia.fabric.pi-rpc/conformance.profile.yaml", path, "malformed-output")
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkginstall"
 	"github.com/fabric-runtime/fabric/modelstub"
@@ -82,6 +83,7 @@ runtime:
   timeout_seconds: 300
 harness:
   adapter_id: nvidia.fabric.codex
+  package: nvidia.fabric.codex
   settings:
     sandbox: read-only
     approval_mode: deny_all
@@ -100,6 +102,18 @@ models:
 	}
 	if code, out := run(); code != 0 || !strings.Contains(out, `"status": "succeeded"`) || !strings.Contains(out, "conformance ok") {
 		t.Fatalf("run with the installed package: exit %d\n%s", code, out)
+	}
+	// harness.package took the built-in catalog's signed default, which
+	// pins the installed package's digest.
+	code, out, errOut = runCLI(t, "plan", cfg)
+	var planned struct {
+		Package *contract.PackageSelection `json:"package"`
+	}
+	if err := json.Unmarshal([]byte(out), &planned); code != 0 || err != nil || planned.Package == nil {
+		t.Fatalf("plan: exit %d %v\n%s\n%s", code, err, out, errOut)
+	}
+	if p := planned.Package; !strings.HasPrefix(p.Entry, "nvidia.fabric.codex@") || p.State != contract.StateSupported || p.CatalogSerial < 2 {
+		t.Fatalf("plan selected %+v, want the catalog's supported default", p)
 	}
 
 	entry := filepath.Join(inst.Dir, filepath.FromSlash(inst.Bins[0].Resolved))

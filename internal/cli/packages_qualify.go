@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,8 +30,9 @@ func (a *app) packagesQualifyCommands() []*cobra.Command {
 func (a *app) packagesQualifyCommand() *cobra.Command {
 	var platform, out, keyFile string
 	var allowUnenforced bool
+	var itemTimeout time.Duration
 	cmd := &cobra.Command{
-		Use:   "qualify ID|PATH --out FILE [--platform P] [--key FILE] [--allow-unenforced-read]",
+		Use:   "qualify ID|PATH --out FILE [--platform P] [--key FILE] [--item-timeout D] [--allow-unenforced-read]",
 		Short: "Run the conformance suite on a package and write its qualification receipt",
 		Long: "Run the conformance suite with the package's own profile (qualification.profile of PATH/fabric-package.json), serving the model endpoint the profile names itself, " +
 			"and write an in-toto Statement with the qualification predicate to FILE: signed into a DSSE receipt with --key (a qualifier key), unsigned without. " +
@@ -61,7 +63,7 @@ func (a *app) packagesQualifyCommand() *cobra.Command {
 			if a.output == "text" {
 				log = slog.New(slog.NewTextHandler(a.stdio.Err, nil))
 			}
-			st, err := qualify.Qualify(cmd.Context(), *pkg, qualify.Options{Platform: platform, Logger: log, AllowUnenforcedRead: allowUnenforced})
+			st, err := qualify.Qualify(cmd.Context(), *pkg, qualify.Options{Platform: platform, Logger: log, AllowUnenforcedRead: allowUnenforced, ItemTimeout: itemTimeout})
 			if err != nil {
 				return &exitError{code: ExitFailure, err: err}
 			}
@@ -101,6 +103,7 @@ func (a *app) packagesQualifyCommand() *cobra.Command {
 	cmd.Flags().StringVar(&out, "out", "", "file (or directory) the receipt is written to")
 	cmd.Flags().StringVar(&keyFile, "key", "", "qualifier private key file that signs the receipt")
 	cmd.Flags().BoolVar(&allowUnenforced, "allow-unenforced-read", false, "run read operations where Landlock is unavailable, with detection only (their items say enforcement: none); without it they are not_tested")
+	cmd.Flags().DurationVar(&itemTimeout, "item-timeout", conformance.DefaultItemTimeout, "time limit of each suite item (a harness that starts slowly needs more)")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -150,55 +151,81 @@ func CheckEndpoint(t testing.TB, stub *modelstub.Server, proxy *livetest.Proxy, 
 }
 
 // Conformance runs the conformance suite with the profile file against
-// the real harness and a modelstub serving the script file (the profile's
-// models.default.base_url is pointed at it), with this test binary as the
-// host of bundled Go adapters and path first on PATH. A profile that names
-// its own modelstub script gets it served by the suite instead, and
-// scriptFile must be empty. Every item must pass except those named in
-// mayskip (documented as not provokable in the profile); the endpoint must
-// have seen a request.
-func Conformance(t testing.TB, profileFile, scriptFile string, path []string, mayskip ...string) {
+// the real harness, with this test binary as the host of bundled Go
+// adapters and path first on PATH. The profile must name its modelstub
+// script, which the suite serves itself (as `fabric packages qualify`
+// does). Every item must pass except those named in mayskip (documented
+// as not provokable in the profile); the endpoint must have seen a
+// request.
+func Conformance(t testing.TB, profileFile string, path []string, mayskip ...string) {
+	t.Helper()
+	Suite{Path: path, MaySkip: mayskip}.Run(t, profileFile)
+}
+
+// Suite is a conformance run of a live test, for harnesses that need more
+// than Conformance's defaults.
+type Suite struct {
+	// Path goes first on the adapter hosts' PATH.
+	Path []string
+	// MaySkip names the items that may be skipped.
+	MaySkip []string
+	// ItemTimeout bounds each item (default 2 minutes).
+	ItemTimeout time.Duration
+	// Only runs just these items (all when empty); the environment
+	// variable FABRIC_CONFORMANCE_ONLY (e.g. "8,9") sets it for a run by
+	// hand.
+	Only []string
+}
+
+// Run runs the suite with profileFile as Conformance does.
+func (s Suite) Run(t testing.TB, profileFile string) {
 	t.Helper()
 	profile, err := conformance.LoadProfile(profileFile)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if profile.ModelStub == "" {
+		t.Fatalf("profile %s names no modelstub script: every bundled profile serves its own model endpoint", profileFile)
+	}
 	if profile.SecretEnv != "" {
 		iface.RecordForAudit(profile.Env[profile.SecretEnv])
-	}
-	requests := func(rep conformance.Report) int { return rep.ModelEndpoint.Requests }
-	switch {
-	case profile.ModelStub != "" && scriptFile != "":
-		t.Fatalf("profile %s serves %s itself: pass no script file", profileFile, profile.ModelStub)
-	case profile.ModelStub == "":
-		script, err := modelstub.LoadScript(scriptFile)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stub := modelstub.New(script)
-		defer stub.Close()
-		profile.Base["models"].(map[string]any)["default"].(map[string]any)["base_url"] = stub.OpenAIBaseURL()
-		requests = func(conformance.Report) int { return len(stub.Requests()) }
 	}
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
+	timeout := s.ItemTimeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	only := s.Only
+	if v := os.Getenv("FABRIC_CONFORMANCE_ONLY"); v != "" && len(only) == 0 {
+		only = strings.Split(v, ",")
+	}
 	rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
-		ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithExtraPath(path...)},
-		ItemTimeout:   2 * time.Minute,
+		ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithExtraPath(s.Path...)},
+		ItemTimeout:   timeout,
 		TempDir:       t.TempDir(),
+		Only:          only,
+		Progress: func(it conformance.Item) {
+			t.Logf("%-3s %-18s %-5s %s (%s)", it.ID, it.Name, it.Verdict, it.Detail, it.Elapsed.Round(time.Millisecond))
+		},
 	})
-	for _, it := range rep.Items {
-		t.Logf("%-3s %-18s %-5s %s (%s)", it.ID, it.Name, it.Verdict, it.Detail, it.Elapsed.Round(time.Millisecond))
+	if len(only) == 0 {
+		for _, p := range rep.Unexpected(s.MaySkip...) {
+			t.Error(p)
+		}
+	} else {
+		for _, it := range rep.Items {
+			if slices.Contains(only, it.ID) && it.Verdict == conformance.Fail {
+				t.Errorf("item %s %s failed: %s", it.ID, it.Name, it.Detail)
+			}
+		}
 	}
-	for _, p := range rep.Unexpected(mayskip...) {
-		t.Error(p)
-	}
-	if rep.ModelEndpoint == nil && profile.ModelStub != "" {
+	if rep.ModelEndpoint == nil {
 		t.Fatal("the suite served no model endpoint")
 	}
-	if requests(rep) == 0 {
+	if rep.ModelEndpoint.Requests == 0 {
 		t.Error("the model endpoint saw no request")
 	}
 }

@@ -3,76 +3,27 @@
 package conformancetest_test
 
 import (
-	"context"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/opencode"
-	"github.com/fabric-runtime/fabric/conformance"
-	"github.com/fabric-runtime/fabric/modelstub"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 )
 
 // TestConformance runs the conformance suite with conformance.profile.yaml
-// against the real OpenCode and a modelstub serving
-// conformance.modelstub.yaml; every item must pass or be skipped, and only
-// the items the profile documents as not applicable may be skipped. Items
+// against the real OpenCode and the modelstub the profile names, which the
+// suite serves itself; every item must pass, and only the items the profile
+// documents as not applicable may be skipped. Items
 // run one after the other: servers starting at the same time on two cores
 // would each take much longer.
 func TestConformance(t *testing.T) {
 	livetest.Short(t, "the real opencode server from harnesses/opencode")
-	path := harnessPath(t)
-	// FABRIC_CONFORMANCE_ONLY=8,9 runs only those items.
-	var only []string
-	if v := os.Getenv("FABRIC_CONFORMANCE_ONLY"); v != "" {
-		only = strings.Split(v, ",")
-	}
-	profile, err := conformance.LoadProfile(filepath.Join("..", "packages", "nvidia.fabric.opencode", "conformance.profile.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	script, err := modelstub.LoadScript(filepath.Join("..", "packages", "nvidia.fabric.opencode", "conformance.modelstub.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	stub := modelstub.New(script)
-	defer stub.Close()
-	models := profile.Base["models"].(map[string]any)
-	models["default"].(map[string]any)["base_url"] = stub.OpenAIBaseURL()
-
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep := conformance.Run(context.Background(), nil, profile, conformance.Options{
-		ClientOptions: []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithExtraPath(path...)},
-		ItemTimeout:   3 * time.Minute,
-		TempDir:       t.TempDir(),
-		Only:          only,
-		Progress: func(it conformance.Item) {
-			t.Logf("%-3s %-18s %-5s %s (%s)", it.ID, it.Name, it.Verdict, it.Detail, it.Elapsed.Round(time.Millisecond))
-		},
-	})
-	// Not applicable to a real harness (see the profile's comments).
-	mayskip := map[string]bool{"malformed-output": true}
-	for _, it := range rep.Items {
-		switch {
-		case len(only) > 0 && !slices.Contains(only, it.ID):
-		case it.Verdict == conformance.Fail:
-			t.Errorf("item %s %s failed: %s", it.ID, it.Name, it.Detail)
-		case it.Verdict == conformance.Skip && !mayskip[it.Name]:
-			t.Errorf("item %s %s skipped: %s", it.ID, it.Name, it.Detail)
-		}
-	}
-	if !rep.Passed {
-		t.Error("the report did not pass")
-	}
+	harnesstest.Suite{Path: harnessPath(t), MaySkip: []string{"malformed-output"}, ItemTimeout: 3 * time.Minute}.
+		Run(t, filepath.Join("..", "packages", "nvidia.fabric.opencode", "conformance.profile.yaml"))
 }
 
 // harnessPath returns the PATH entries that hold the pinned opencode:
