@@ -151,15 +151,7 @@ func selectInstalled(t *testing.T, cfg, installDir string) {
 	work := t.TempDir()
 	t.Setenv("XDG_STATE_HOME", filepath.Join(work, "state"))
 	entry := filepath.Base(installDir) // nvidia.fabric.codex@VERSION
-	data, err := os.ReadFile(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pinned := filepath.Join(work, "selected.yaml")
-	if err := os.WriteFile(pinned, bytes.Replace(data, []byte("  adapter_id: nvidia.fabric.codex\n"),
-		[]byte("  adapter_id: nvidia.fabric.codex\n  package: nvidia.fabric.codex\n"), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	pinned := cfg                      // it names harness.package: nvidia.fabric.codex
 	// A codex that fails, first on FABRIC_HARNESS_PATH: the selected
 	// install's bin directory must come before it.
 	broken := filepath.Join(work, "broken")
