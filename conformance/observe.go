@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fabric-runtime/fabric/contract"
 )
 
 // SuiteName and SuiteVersion identify this suite in receipts and in the
@@ -59,13 +61,13 @@ type Observation struct {
 	Agrees bool `json:"agrees"`
 }
 
-// observable are the items with a postcondition the suite observes
-// directly; each of them records an Observation when it gets that far.
-var observable = map[string]bool{"6": true, "10": true, "12": true, "13": true, "14": true}
-
 // Observable reports whether the item with this id has an observable
-// postcondition (and so records an Observation when it runs).
-func Observable(id string) bool { return observable[id] }
+// postcondition (and so records an Observation when it runs): the items
+// contract.ObservedResult names, helper operations aside (they are not the
+// suite's).
+func Observable(id string) bool {
+	return !strings.HasPrefix(id, contract.OperationResultPrefix) && contract.ObservedResult(id)
+}
 
 // digests caches the sha256 of host binaries by path.
 type digests struct {

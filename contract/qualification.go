@@ -1,5 +1,7 @@
 package contract
 
+import "strings"
+
 // In-toto and qualification identifiers of a qualification receipt.
 const (
 	// InTotoStatementV1 is the _type of an in-toto Statement v1.
@@ -190,4 +192,21 @@ type QualificationVerdict struct {
 	Qualified bool     `json:"qualified"`
 	Rule      string   `json:"rule"`
 	Reasons   []string `json:"reasons,omitempty"`
+}
+
+// OperationResultPrefix starts the id of the result of a helper
+// operation: "op.<operation id>".
+const OperationResultPrefix = "op."
+
+// ObservedResult reports whether QualificationRuleV1 holds a result with
+// this id to an observation: the conformance items whose postcondition
+// the suite observes itself (6, 10, 12, 13 and 14) and every helper
+// operation's result. Such a result that passed on a claim alone is
+// not_tested, and a receipt with one that is MANDATORY does not qualify.
+func ObservedResult(id string) bool {
+	switch id {
+	case "6", "10", "12", "13", "14":
+		return true
+	}
+	return strings.HasPrefix(id, OperationResultPrefix)
 }

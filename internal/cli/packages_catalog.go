@@ -27,7 +27,7 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/attest"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
-	"github.com/fabric-runtime/fabric/internal/qualify"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 	sc "github.com/fabric-runtime/fabric/internal/supportcatalog"
 	"github.com/fabric-runtime/fabric/internal/treemanifest"
 )
@@ -319,7 +319,7 @@ func entryOf(p *pkgdesc.Package) contract.CatalogEntry {
 	}
 	for plat, arts := range d.Artifacts {
 		for _, a := range arts {
-			e.Artifacts[plat] = append(e.Artifacts[plat], contract.CatalogArtifact{Name: qualify.ArtifactSubject(a), Digest: a.Digest})
+			e.Artifacts[plat] = append(e.Artifacts[plat], contract.CatalogArtifact{Name: receipt.ArtifactSubject(a), Digest: a.Digest})
 		}
 	}
 	if len(e.Artifacts) == 0 {
@@ -343,7 +343,7 @@ func observedAll(file string) bool {
 	if err != nil {
 		return false
 	}
-	st, err := qualify.ParseStatement(env.Payload)
+	st, err := receipt.ParseStatement(env.Payload)
 	if err != nil {
 		return false
 	}
@@ -639,7 +639,7 @@ func (a *app) catalogVerifyCommand() *cobra.Command {
 
 // receiptVerifier is the verifier of the receipt envelopes a catalog
 // cites: the qualification rules (internal/qualify).
-func (a *app) receiptVerifier() sc.ReceiptVerifier { return qualify.CatalogVerifier() }
+func (a *app) receiptVerifier() sc.ReceiptVerifier { return receipt.CatalogVerifier() }
 
 // baseCatalog is the --since base: a directory, or the catalog directory
 // at a git revision (read with git archive).

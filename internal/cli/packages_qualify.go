@@ -16,6 +16,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/attest"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 	"github.com/fabric-runtime/fabric/internal/qualify"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 	"github.com/fabric-runtime/fabric/internal/treemanifest"
 )
 
@@ -73,7 +74,7 @@ func (a *app) packagesQualifyCommand() *cobra.Command {
 			}
 			path := out
 			if fi, err := os.Stat(out); err == nil && fi.IsDir() {
-				path = filepath.Join(out, qualify.ReceiptName(data))
+				path = filepath.Join(out, receipt.ReceiptName(data))
 			}
 			if err := os.WriteFile(path, data, 0o644); err != nil {
 				return &exitError{code: ExitFailure, err: err}
@@ -82,7 +83,7 @@ func (a *app) packagesQualifyCommand() *cobra.Command {
 			res := map[string]any{"package": pkg.ID + "@" + pkg.Version, "package_digest": map[string]string{"sha256": pkg.SHA256},
 				"platform": platform, "qualified": pred.Verdict.Qualified, "summary": pred.Summary, "out": path, "signed": key != nil}
 			if key != nil {
-				res["receipt"] = qualify.ReceiptName(data)
+				res["receipt"] = receipt.ReceiptName(data)
 			}
 			if len(pred.Verdict.Reasons) > 0 {
 				res["reasons"] = pred.Verdict.Reasons
@@ -108,12 +109,12 @@ func (a *app) packagesQualifyCommand() *cobra.Command {
 }
 
 // statementBytes is the receipt (signed) or the bare statement.
-func statementBytes(st *qualify.Statement, key *attest.PrivateKey) ([]byte, error) {
+func statementBytes(st *receipt.Statement, key *attest.PrivateKey) ([]byte, error) {
 	if key == nil {
 		b, err := json.MarshalIndent(st, "", "  ")
 		return append(b, '\n'), err
 	}
-	env, err := qualify.Sign(st, key)
+	env, err := receipt.Sign(st, key)
 	if err != nil {
 		return nil, err
 	}
@@ -148,25 +149,25 @@ func (a *app) receiptVerifyCommand() *cobra.Command {
 			if platform == "" {
 				platform = qualify.Platform()
 			}
-			expect := qualify.Expectation{Platform: platform}
+			expect := receipt.Expectation{Platform: platform}
 			if pkgPath != "" {
 				pkg, _, err := findPackage(pkgPath, nil)
 				if err != nil {
 					return &exitError{code: ExitFailure, err: err}
 				}
-				expect = qualify.Expectation{PackageID: pkg.ID(), PackageVersion: pkg.Version(), PackageSHA256: strings.TrimPrefix(pkg.Digest(), treemanifest.Prefix),
+				expect = receipt.Expectation{PackageID: pkg.ID(), PackageVersion: pkg.Version(), PackageSHA256: strings.TrimPrefix(pkg.Digest(), treemanifest.Prefix),
 					DescriptorSHA256: pkg.AdapterSHA256, Artifacts: pkg.Descriptor.Artifacts[platform], Platform: platform}
 			}
-			st, err := qualify.VerifyReceipt(data, keys, expect)
+			st, err := receipt.VerifyReceipt(data, keys, expect)
 			if err != nil {
 				return a.failure(err)
 			}
 			p := st.Predicate
 			if a.output == "text" {
-				fmt.Fprintf(a.stdio.Out, "verified: %s@%s qualified on %s (%s)\n", p.Package.ID, p.Package.Version, p.Platform, qualify.ReceiptName(data))
+				fmt.Fprintf(a.stdio.Out, "verified: %s@%s qualified on %s (%s)\n", p.Package.ID, p.Package.Version, p.Platform, receipt.ReceiptName(data))
 				return nil
 			}
-			return a.writeJSON(map[string]any{"status": "verified", "receipt": qualify.ReceiptName(data),
+			return a.writeJSON(map[string]any{"status": "verified", "receipt": receipt.ReceiptName(data),
 				"package": p.Package.ID + "@" + p.Package.Version, "platform": p.Platform, "qualified": p.Verdict.Qualified, "package_checked": pkgPath != ""})
 		},
 	}
@@ -190,7 +191,7 @@ func (a *app) receiptShowCommand() *cobra.Command {
 			if err != nil {
 				return &exitError{code: ExitFailure, err: err}
 			}
-			st, err := qualify.ParseStatement(env.Payload)
+			st, err := receipt.ParseStatement(env.Payload)
 			if err != nil {
 				return &exitError{code: ExitFailure, err: err}
 			}
@@ -200,14 +201,14 @@ func (a *app) receiptShowCommand() *cobra.Command {
 				fmt.Fprintf(a.stdio.Out, "%s@%s %s on %s (not verified; %d signature(s))\n", p.Package.ID, p.Package.Version, p.Summary.Result, p.Platform, len(env.Signatures))
 				return nil
 			}
-			return a.writeJSON(map[string]any{"verified": false, "receipt": qualify.ReceiptName(data), "statement": st})
+			return a.writeJSON(map[string]any{"verified": false, "receipt": receipt.ReceiptName(data), "statement": st})
 		},
 	}
 }
 
 // writeResults prints one line per result: verdict, tier, id, name,
 // and whether the postcondition was observed.
-func writeResults(a *app, st *qualify.Statement) {
+func writeResults(a *app, st *receipt.Statement) {
 	for _, r := range st.Predicate.Results {
 		seen := ""
 		if o := r.Observation; o != nil {

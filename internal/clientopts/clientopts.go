@@ -3,9 +3,9 @@
 // clients beyond what an SDK user gets by default: the bundled adapters
 // and the OTLP exporters (opt-in packages of the SDK), harnesses found in
 // installed runtime packages, and harness.package selection against the
-// support catalog. fabric-agent-ctl, kept lean (it must not link the
-// conformance suite that qualification checks use), takes installed
-// packages only: a config naming a package fails closed there.
+// support catalog. fabric-agent-ctl takes the same: receipts are verified
+// by internal/receipt, which does not link the conformance suite that
+// writes them.
 package clientopts
 
 import (

@@ -12,7 +12,6 @@ import (
 // TailBytes is how much of the host's stderr is attached to errors.
 const TailBytes = 16 << 10
 
-
 // stderrLog is the host's stderr file; it hands out scrubbed tails.
 type stderrLog struct {
 	mu      sync.Mutex

@@ -13,7 +13,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 	"github.com/fabric-runtime/fabric/internal/pkginstall"
-	"github.com/fabric-runtime/fabric/internal/qualify"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 	"github.com/fabric-runtime/fabric/internal/supportcatalog"
 )
 
@@ -40,7 +40,7 @@ const (
 // reason.
 func FromEnv(getenv func(string) string) *Selector {
 	dataDir, _ := pkginstall.DataDir(getenv)
-	opts := Options{Receipts: qualify.CatalogVerifier(), Find: Finder(dataDir)}
+	opts := Options{Receipts: receipt.CatalogVerifier(), Find: Finder(dataDir)}
 	var bad error
 	if dir := getenv(EnvCatalogDir); dir != "" {
 		opts.Catalog, opts.CatalogDir = os.DirFS(dir), dir

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fabric-runtime/fabric/internal/attest"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 )
 
 // BenchmarkVerifyReceipt is one receipt's full check (parse, ed25519
@@ -16,7 +17,7 @@ func BenchmarkVerifyReceipt(b *testing.B) {
 	want := goldenExpectation()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := VerifyReceipt(data, keys, want); err != nil {
+		if _, err := receipt.VerifyReceipt(data, keys, want); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/attest"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 	"github.com/fabric-runtime/fabric/internal/supportcatalog"
 )
 
@@ -22,7 +23,7 @@ func goldenEntry() *contract.CatalogEntry {
 		Receipts:      map[string]contract.CatalogReceipt{"linux-x86_64": {ObservedAll: true}},
 	}
 	for _, a := range p.Artifacts {
-		e.Artifacts["linux-x86_64"] = append(e.Artifacts["linux-x86_64"], contract.CatalogArtifact{Name: ArtifactSubject(a), Digest: a.Digest})
+		e.Artifacts["linux-x86_64"] = append(e.Artifacts["linux-x86_64"], contract.CatalogArtifact{Name: receipt.ArtifactSubject(a), Digest: a.Digest})
 	}
 	return e
 }
@@ -30,7 +31,7 @@ func goldenEntry() *contract.CatalogEntry {
 func TestCatalogVerifier(t *testing.T) {
 	q1, q2, other := key(t, "qualifier"), key(t, "qualifier"), key(t, "publisher")
 	good := signed(t, goldenStatement(), q1)
-	receipt := func(env []byte, edit func(*supportcatalog.Receipt)) supportcatalog.Receipt {
+	rcpt := func(env []byte, edit func(*supportcatalog.Receipt)) supportcatalog.Receipt {
 		r := supportcatalog.Receipt{Entry: goldenEntry(), Platform: "linux-x86_64", Path: "receipts/x", Envelope: env,
 			Qualifiers: []attest.PublicKey{q1.Public(), q2.Public()}, Threshold: 1}
 		if edit != nil {
@@ -44,18 +45,18 @@ func TestCatalogVerifier(t *testing.T) {
 		code string
 		in   string
 	}{
-		{"valid", receipt(good, nil), "", ""},
-		{"below the qualifier threshold", receipt(good, func(r *supportcatalog.Receipt) { r.Threshold = 2 }), CodeReceiptUnverifiable, "threshold is 2"},
-		{"signed by a key outside the role", receipt(signed(t, goldenStatement(), other), nil), CodeReceiptUnverifiable, "no valid signature"},
-		{"another package digest", receipt(good, func(r *supportcatalog.Receipt) { r.Entry.PackageDigest.SHA256 = strings.Repeat("0", 64) }), CodePackageUnqualified, "package:"},
-		{"another descriptor", receipt(good, func(r *supportcatalog.Receipt) { r.Entry.Descriptor.SHA256 = strings.Repeat("0", 64) }), CodePackageUnqualified, "adapter-descriptor"},
-		{"another artifact digest", receipt(good, func(r *supportcatalog.Receipt) {
+		{"valid", rcpt(good, nil), "", ""},
+		{"below the qualifier threshold", rcpt(good, func(r *supportcatalog.Receipt) { r.Threshold = 2 }), receipt.CodeReceiptUnverifiable, "threshold is 2"},
+		{"signed by a key outside the role", rcpt(signed(t, goldenStatement(), other), nil), receipt.CodeReceiptUnverifiable, "no valid signature"},
+		{"another package digest", rcpt(good, func(r *supportcatalog.Receipt) { r.Entry.PackageDigest.SHA256 = strings.Repeat("0", 64) }), receipt.CodePackageUnqualified, "package:"},
+		{"another descriptor", rcpt(good, func(r *supportcatalog.Receipt) { r.Entry.Descriptor.SHA256 = strings.Repeat("0", 64) }), receipt.CodePackageUnqualified, "adapter-descriptor"},
+		{"another artifact digest", rcpt(good, func(r *supportcatalog.Receipt) {
 			r.Entry.Artifacts["linux-x86_64"][0].Digest = map[string]string{"sha512": "sha512-x"}
-		}), CodePackageUnqualified, "with the entry's digest"},
-		{"another platform", receipt(good, func(r *supportcatalog.Receipt) { r.Platform = "darwin-aarch64" }), CodePackageUnqualified, "platform"},
+		}), receipt.CodePackageUnqualified, "with the entry's digest"},
+		{"another platform", rcpt(good, func(r *supportcatalog.Receipt) { r.Platform = "darwin-aarch64" }), receipt.CodePackageUnqualified, "platform"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := CatalogVerifier().VerifyReceipt(context.Background(), tc.r)
+			err := receipt.CatalogVerifier().VerifyReceipt(context.Background(), tc.r)
 			if tc.code == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -75,7 +76,7 @@ func BenchmarkCatalogVerifier50(b *testing.B) {
 	k := key(b, "qualifier")
 	r := supportcatalog.Receipt{Entry: goldenEntry(), Platform: "linux-x86_64", Path: "receipts/x",
 		Envelope: signed(b, goldenStatement(), k), Qualifiers: []attest.PublicKey{k.Public()}, Threshold: 1}
-	v := CatalogVerifier()
+	v := receipt.CatalogVerifier()
 	b.ReportAllocs()
 	for b.Loop() {
 		for range 50 {

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/fabric-runtime/fabric/internal/attest"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 )
 
 // FuzzVerifyReceipt feeds arbitrary bytes to the receipt parser: it must
@@ -18,7 +19,7 @@ func FuzzVerifyReceipt(f *testing.F) {
 	f.Add([]byte(`[`))
 	keys := []attest.PublicKey{k.Public()}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		st, err := VerifyReceipt(data, keys, goldenExpectation())
+		st, err := receipt.VerifyReceipt(data, keys, goldenExpectation())
 		if err != nil {
 			if code(err) == "" {
 				t.Fatalf("an error without a code: %v", err)
@@ -28,7 +29,7 @@ func FuzzVerifyReceipt(f *testing.F) {
 		if !st.Predicate.Verdict.Qualified || st.Predicate.Platform != "linux-x86_64" {
 			t.Fatalf("accepted %+v", st.Predicate)
 		}
-		if _, err := ParseStatement(data); err == nil {
+		if _, err := receipt.ParseStatement(data); err == nil {
 			t.Fatal("accepted a bare statement as a receipt")
 		}
 	})
@@ -39,7 +40,7 @@ func FuzzParseStatement(f *testing.F) {
 	f.Add([]byte(`{"_type":"https://in-toto.io/Statement/v1","subject":[{"name":"a","digest":{"sha256":"00"}}],"predicateType":"https://github.com/fabric-runtime/fabric/predicates/qualification/v1","predicate":{}}`))
 	f.Add([]byte(`{"_type":1}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if st, err := ParseStatement(data); err == nil && len(st.Subject) == 0 {
+		if st, err := receipt.ParseStatement(data); err == nil && len(st.Subject) == 0 {
 			t.Fatal("accepted a statement without subjects")
 		}
 	})

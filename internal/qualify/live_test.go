@@ -14,6 +14,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/attest"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 )
 
 // TestQualifyPiLive qualifies the bundled Pi package (its directory in
@@ -53,8 +54,8 @@ func TestQualifyPiLive(t *testing.T) {
 		t.Fatalf("not qualified: %v", pred.Verdict.Reasons)
 	}
 	k := key(t, "qualifier")
-	if _, err := VerifyReceipt(signed(t, st, k), []attest.PublicKey{k.Public()},
-		Expectation{PackageID: p.ID, PackageVersion: p.Version, PackageSHA256: p.SHA256, DescriptorSHA256: pkg.AdapterSHA256, Platform: Platform(), Artifacts: p.Artifacts}); err != nil {
+	if _, err := receipt.VerifyReceipt(signed(t, st, k), []attest.PublicKey{k.Public()},
+		receipt.Expectation{PackageID: p.ID, PackageVersion: p.Version, PackageSHA256: p.SHA256, DescriptorSHA256: pkg.AdapterSHA256, Platform: Platform(), Artifacts: p.Artifacts}); err != nil {
 		t.Fatal(err)
 	}
 }

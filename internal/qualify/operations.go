@@ -17,21 +17,10 @@ import (
 	"github.com/fabric-runtime/fabric/internal/treemanifest"
 )
 
-// OperationItemPrefix starts the id of the result item of a helper
-// operation: "op.<operation id>".
-const OperationItemPrefix = "op."
-
 // OperationObserver names the observer of a helper operation's item: the
 // before/after tree manifests of its watched roots, taken by Fabric
 // itself, never by the operation.
 const OperationObserver = "observer:fabric.pkgop/treemanifest@" + conformance.SuiteVersion
-
-// IsOperationItem reports whether a result id is a helper operation's.
-func IsOperationItem(id string) bool { return strings.HasPrefix(id, OperationItemPrefix) }
-
-// observable reports whether item id has a postcondition an observer
-// checks: the suite's observable items and every helper operation.
-func observable(id string) bool { return conformance.Observable(id) || IsOperationItem(id) }
 
 // OperationOptions tune Operations.
 type OperationOptions struct {
@@ -76,7 +65,7 @@ func Operations(ctx context.Context, dir string, statePaths []contract.PackageSt
 }
 
 func runOperation(ctx context.Context, dir string, statePaths []contract.PackageStatePath, op contract.PackageOperation, opts OperationOptions) contract.QualificationResult {
-	r := contract.QualificationResult{ID: OperationItemPrefix + op.ID, Name: "helper " + op.Mode + " operation", Tier: operationTier(op, opts.Required), Verdict: contract.QualificationFail}
+	r := contract.QualificationResult{ID: contract.OperationResultPrefix + op.ID, Name: "helper " + op.Mode + " operation", Tier: operationTier(op, opts.Required), Verdict: contract.QualificationFail}
 	home, err := os.MkdirTemp(opts.TempDir, "fabric-qualify-op-")
 	if err != nil {
 		r.Verdict, r.Detail = contract.QualificationNotTested, "cannot make the runtime home: "+err.Error()
@@ -145,7 +134,7 @@ func runOperation(ctx context.Context, dir string, statePaths []contract.Package
 // configure one, unless qualification.required names the item.
 func operationTier(op contract.PackageOperation, required []contract.QualificationRequire) string {
 	for _, q := range required {
-		if q.ID == OperationItemPrefix+op.ID {
+		if q.ID == contract.OperationResultPrefix+op.ID {
 			return q.Tier
 		}
 	}

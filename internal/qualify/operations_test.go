@@ -10,6 +10,7 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkgop"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 )
 
 func sh(script string) []string { return []string{"sh", "-c", script} }
@@ -132,15 +133,15 @@ func TestJudgeOperations(t *testing.T) {
 		t.Errorf("the diff is not recorded: %+v", c)
 	}
 
-	st := &Statement{Predicate: contract.QualificationPredicate{Platform: "p", Results: good,
+	st := &receipt.Statement{Predicate: contract.QualificationPredicate{Platform: "p", Results: good,
 		Verdict: contract.QualificationVerdict{Qualified: true, Rule: contract.QualificationRuleV1}}}
-	if p := Check(st, Expectation{}); len(p) != 0 {
+	if p := receipt.Check(st, receipt.Expectation{}); len(p) != 0 {
 		t.Fatalf("good statement: %v", p)
 	}
 	forged := *st
 	forged.Predicate.Results = append([]contract.QualificationResult{}, bad...)
 	forged.Predicate.Results[0].Verdict = contract.QualificationPass
-	if p := Check(&forged, Expectation{}); len(p) != 1 || !strings.Contains(p[0], "op.bad") || !strings.Contains(p[0], "without an agreeing observation") {
+	if p := receipt.Check(&forged, receipt.Expectation{}); len(p) != 1 || !strings.Contains(p[0], "op.bad") || !strings.Contains(p[0], "without an agreeing observation") {
 		t.Errorf("a read operation's pass over a disagreeing observation: %v", p)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 	"github.com/fabric-runtime/fabric/otlp"
 )
 
@@ -86,7 +87,7 @@ func Platform() string { return pkgdesc.HostPlatform() }
 // the statement of what it found. An error means no statement could be
 // made (unreadable profile, descriptor digest mismatch); a package that
 // fails qualification gets a statement whose verdict says so.
-func Qualify(ctx context.Context, p Package, opts Options) (*Statement, error) {
+func Qualify(ctx context.Context, p Package, opts Options) (*receipt.Statement, error) {
 	if err := checkPackage(&p); err != nil {
 		return nil, err
 	}
@@ -163,12 +164,12 @@ type run struct {
 }
 
 // newStatement is the statement of a suite report on p.
-func newStatement(p *Package, rep conformance.Report, r run) *Statement {
+func newStatement(p *Package, rep conformance.Report, r run) *receipt.Statement {
 	results, summary, verdict := judge(rep.Items, Tiers(p.Required), r.operations...)
 	if m := rep.ModelEndpoint; m != nil {
 		r.env.ModelEndpoint = "modelstub script sha256:" + m.SHA256
 	}
-	return &Statement{
+	return &receipt.Statement{
 		Type:          contract.InTotoStatementV1,
 		Subject:       subjects(p, r.hostSHA256),
 		PredicateType: contract.QualificationPredicateV1,

@@ -15,6 +15,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/attest"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 )
 
 // scriptedPackage reads a package directory as a caller would.
@@ -71,7 +72,7 @@ func TestQualifyScriptedPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := Sign(st, key)
+	env, err := receipt.Sign(st, key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +80,8 @@ func TestQualifyScriptedPackage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Expectation{PackageID: p.ID, PackageVersion: p.Version, PackageSHA256: p.SHA256, DescriptorSHA256: p.Descriptor.SHA256, Platform: Platform()}
-	if _, err := VerifyReceipt(data, []attest.PublicKey{key.Public()}, want); err != nil {
+	want := receipt.Expectation{PackageID: p.ID, PackageVersion: p.Version, PackageSHA256: p.SHA256, DescriptorSHA256: p.Descriptor.SHA256, Platform: Platform()}
+	if _, err := receipt.VerifyReceipt(data, []attest.PublicKey{key.Public()}, want); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -132,8 +133,8 @@ func TestQualifyClaimedStopWithLeakedChildFails(t *testing.T) {
 		t.Errorf("verdict %+v, summary %+v", st.Predicate.Verdict, st.Predicate.Summary)
 	}
 	k := key(t, "qualifier")
-	_, err = VerifyReceipt(signed(t, st, k), []attest.PublicKey{k.Public()}, Expectation{PackageSHA256: p.SHA256, Platform: Platform()})
-	if code(err) != CodePackageUnqualified || !strings.Contains(err.Error(), "MANDATORY item 12 cleanup: fail") {
+	_, err = receipt.VerifyReceipt(signed(t, st, k), []attest.PublicKey{k.Public()}, receipt.Expectation{PackageSHA256: p.SHA256, Platform: Platform()})
+	if code(err) != receipt.CodePackageUnqualified || !strings.Contains(err.Error(), "MANDATORY item 12 cleanup: fail") {
 		t.Errorf("verify: %v", err)
 	}
 }

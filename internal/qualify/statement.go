@@ -11,25 +11,8 @@ import (
 
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 )
-
-// Statement is a qualification receipt's payload.
-type Statement = contract.QualificationStatement
-
-// Subject names of the statement (besides the artifacts').
-const (
-	SubjectDescriptor = "adapter-descriptor"
-	SubjectHost       = "fabric-host"
-)
-
-// PackageSubject is the subject name of a package release.
-func PackageSubject(id, version string) string { return "package:" + id + "@" + version }
-
-// ArtifactSubject is the subject name of an artifact: kind:name@version
-// (npm:@scope/pkg@1.2.3).
-func ArtifactSubject(a contract.PackageArtifact) string {
-	return a.Kind + ":" + a.Name + "@" + a.Version
-}
 
 // mandatory are the items whose failure, or absence, fails a
 // qualification unless the package descriptor says otherwise.
@@ -136,17 +119,17 @@ func result(it conformance.Item, tier string) contract.QualificationResult {
 // host binary.
 func subjects(p *Package, hostSHA256 string) []contract.StatementSubject {
 	out := []contract.StatementSubject{
-		{Name: PackageSubject(p.ID, p.Version), Digest: map[string]string{"sha256": p.SHA256}},
-		{Name: SubjectDescriptor, Digest: map[string]string{"sha256": p.Descriptor.SHA256}},
+		{Name: receipt.PackageSubject(p.ID, p.Version), Digest: map[string]string{"sha256": p.SHA256}},
+		{Name: receipt.SubjectDescriptor, Digest: map[string]string{"sha256": p.Descriptor.SHA256}},
 	}
 	arts := slices.Clone(p.Artifacts)
 	slices.SortFunc(arts, func(a, b contract.PackageArtifact) int {
-		return strings.Compare(ArtifactSubject(a), ArtifactSubject(b))
+		return strings.Compare(receipt.ArtifactSubject(a), receipt.ArtifactSubject(b))
 	})
 	for _, a := range arts {
-		out = append(out, contract.StatementSubject{Name: ArtifactSubject(a), Digest: a.Digest})
+		out = append(out, contract.StatementSubject{Name: receipt.ArtifactSubject(a), Digest: a.Digest})
 	}
-	return append(out, contract.StatementSubject{Name: SubjectHost, Digest: map[string]string{"sha256": hostSHA256}})
+	return append(out, contract.StatementSubject{Name: receipt.SubjectHost, Digest: map[string]string{"sha256": hostSHA256}})
 }
 
 // rfc3339 is how the statement writes times.

@@ -16,6 +16,7 @@ import (
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/contract/validate"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -121,7 +122,7 @@ func goldenPackage() *Package {
 		Profile: "conformance.profile.yaml"}
 }
 
-func goldenStatement() *Statement {
+func goldenStatement() *receipt.Statement {
 	items := edit(passing(), "11", func(it *conformance.Item) {
 		it.Verdict, it.Detail = conformance.Skip, "the profile has no malformed_output overlay"
 	})
@@ -153,7 +154,7 @@ func TestStatementGolden(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Errorf("statement differs from %s (-want +got):\n%s", path, cmp.Diff(string(want), string(got)))
 	}
-	if _, err := ParseStatement(want); err != nil {
+	if _, err := receipt.ParseStatement(want); err != nil {
 		t.Errorf("the golden statement does not parse: %v", err)
 	}
 	if err := validate.NewValidator().Validate("qualification-predicate", want); err != nil {

@@ -12,10 +12,9 @@ import (
 	"github.com/spf13/cobra"
 
 	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/agentctl/server"
-	"github.com/fabric-runtime/fabric/otlp"
+	"github.com/fabric-runtime/fabric/internal/clientopts"
 )
 
 func (a *app) serveCommand() *cobra.Command {
@@ -43,7 +42,7 @@ func (a *app) serveCommand() *cobra.Command {
 			logger := slog.New(slog.NewJSONHandler(a.stdio.Err, &slog.HandlerOptions{Level: level}))
 			srv, err := server.Listen(server.Options{
 				Socket: a.socket, Logger: logger, ShutdownTimeout: shutdownTimeout,
-				Client: fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{}), fabric.WithInstalledPackages(""), fabric.WithLogger(logger)),
+				Client: fabric.New(clientopts.With(os.Getenv, fabric.WithLogger(logger))...),
 			})
 			if err != nil {
 				var ae *agentctl.Error

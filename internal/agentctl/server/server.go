@@ -16,10 +16,9 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
-	"github.com/fabric-runtime/fabric/otlp"
+	"github.com/fabric-runtime/fabric/internal/clientopts"
 )
 
 // Defaults of Options.
@@ -144,7 +143,7 @@ func Listen(opts Options) (*Server, error) {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Client == nil {
-		opts.Client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{}), fabric.WithInstalledPackages(""), fabric.WithLogger(opts.Logger))
+		opts.Client = fabric.New(clientopts.With(os.Getenv, fabric.WithLogger(opts.Logger))...)
 	}
 	if opts.ReadTimeout <= 0 {
 		opts.ReadTimeout = DefaultReadTimeout

@@ -1,4 +1,4 @@
-package qualify
+package receipt
 
 import (
 	"bytes"
@@ -38,11 +38,11 @@ func receiptError(code, msg string, err error) error {
 // application/vnd.in-toto+json) signed by key, a qualifier key.
 func Sign(stmt *Statement, key *attest.PrivateKey) (*attest.Envelope, error) {
 	if stmt == nil || key == nil {
-		return nil, errors.New("qualify: sign: no statement or no key")
+		return nil, errors.New("receipt: sign: no statement or no key")
 	}
 	payload, err := json.Marshal(stmt)
 	if err != nil {
-		return nil, fmt.Errorf("qualify: sign: %w", err)
+		return nil, fmt.Errorf("receipt: sign: %w", err)
 	}
 	return attest.Sign(contract.InTotoPayloadType, payload, key)
 }
@@ -176,7 +176,7 @@ func Check(st *Statement, expect Expectation) []string {
 		if r.Tier == contract.TierMandatory && r.Verdict != contract.QualificationPass {
 			out = append(out, fmt.Sprintf("MANDATORY item %s %s: %s", r.ID, r.Name, r.Verdict))
 		}
-		if r.Tier == contract.TierMandatory && r.Verdict == contract.QualificationPass && observable(r.ID) && (r.Observation == nil || !r.Observation.Agrees) {
+		if r.Tier == contract.TierMandatory && r.Verdict == contract.QualificationPass && contract.ObservedResult(r.ID) && (r.Observation == nil || !r.Observation.Agrees) {
 			out = append(out, fmt.Sprintf("MANDATORY item %s %s passed without an agreeing observation", r.ID, r.Name))
 		}
 		if r.Tier == contract.TierCapability && r.Verdict == contract.QualificationFail {

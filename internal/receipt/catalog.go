@@ -1,4 +1,4 @@
-package qualify
+package receipt
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"maps"
 	"strings"
 
-	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/supportcatalog"
 )
@@ -51,7 +50,7 @@ func verifyCatalogReceipt(_ context.Context, r supportcatalog.Receipt) error {
 	}
 	if e.Receipts[r.Platform].ObservedAll {
 		for _, it := range st.Predicate.Results {
-			if conformance.Observable(it.ID) && it.Verdict == contract.QualificationPass && (it.Observation == nil || !it.Observation.Agrees) {
+			if contract.ObservedResult(it.ID) && it.Verdict == contract.QualificationPass && (it.Observation == nil || !it.Observation.Agrees) {
 				problems = append(problems, fmt.Sprintf("the entry says observed_all but item %s %s has no agreeing observation", it.ID, it.Name))
 			}
 		}
