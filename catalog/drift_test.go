@@ -14,7 +14,7 @@ import (
 	"github.com/fabric-runtime/fabric/catalog"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
-	"github.com/fabric-runtime/fabric/internal/qualify"
+	"github.com/fabric-runtime/fabric/internal/receipt"
 	"github.com/fabric-runtime/fabric/internal/supportcatalog"
 	"github.com/fabric-runtime/fabric/internal/treemanifest"
 )
@@ -27,7 +27,7 @@ import (
 // fails here until scripts/catalog-requalify lists it again.
 func TestBundledPackagesAreCatalogued(t *testing.T) {
 	c, err := supportcatalog.Load(context.Background(), catalog.FS(), "catalog", supportcatalog.Options{
-		Now: time.Now(), TrustSHA256: catalog.TrustSHA256, Receipts: qualify.CatalogVerifier(),
+		Now: time.Now(), TrustSHA256: catalog.TrustSHA256, Receipts: receipt.CatalogVerifier(),
 	})
 	if err != nil {
 		t.Fatal(err)
