@@ -168,6 +168,7 @@ func Serve(ctx context.Context, a Adapter, opts ...ServeOption) error {
 	if a == nil {
 		return errors.New("adapterkit: Serve: nil adapter")
 	}
+	restoreGoHostEnv()
 	cfg := serveConfig{signals: true, stopGrace: DefaultStopGrace, stopTimeout: DefaultStopTimeout, maxFrame: wire.DefaultMaxFrame}
 	for _, o := range opts {
 		o(&cfg)
@@ -212,6 +213,18 @@ func Serve(ctx context.Context, a Adapter, opts ...ServeOption) error {
 		return h.serveV2(runCtx, r, w)
 	}
 	return h.serveV1(runCtx, r, w)
+}
+
+// restoreGoHostEnv unsets the GOMAXPROCS=1 the core gave a bundled Go host
+// for its own runtime (hostproto.EnvGoMaxProcs), so that every process the
+// adapter starts sees the environment the core was given. The runtime read
+// GOMAXPROCS when the process started and keeps it.
+func restoreGoHostEnv() {
+	if os.Getenv(hostproto.EnvGoMaxProcs) != "1" {
+		return
+	}
+	_ = os.Unsetenv("GOMAXPROCS")
+	_ = os.Unsetenv(hostproto.EnvGoMaxProcs)
 }
 
 // closeIO closes r and w if they are closers.

@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if reply, ok := os.LookupEnv(envReply); ok {
 		os.Exit(scriptedHost(reply))
 	}
+	if os.Getenv(hostproto.EnvBuiltinAdapter) == envReportAdapter {
+		os.Exit(reportHost())
+	}
 	os.Exit(m.Run())
 }
 
