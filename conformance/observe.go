@@ -126,19 +126,25 @@ func (t *itemT) observe(by, method string, agrees bool, format string, args ...a
 	t.observed = &Observation{By: by, Method: method, Result: fmt.Sprintf(format, args...), Agrees: agrees}
 }
 
-// observeStopped is the observer of a stopped runtime: it waits briefly
-// for the host's process group pgid to disappear, then reads the process
-// table (no live member of the group, no live process whose environment
-// names stateDir) and the state directory (home, when given, removed;
-// nothing left), records what it saw and returns the first violation.
+// observeStopped is the observer of a stopped runtime: it reads the
+// process table (no live member of the host's process group pgid, no live
+// process whose environment names stateDir) and the state directory
+// (home, when given, removed; nothing left), records what it saw and
+// returns the first violation. Processes get goneTimeout to disappear:
+// the group's, and as much the ones outside it, such as a harness in its
+// own group that its parent-death signal kills only once the host is
+// gone.
 func (t *itemT) observeStopped(ctx context.Context, pgid int, stateDir, home string) error {
 	var group, mention []int
 	if procChecks {
 		deadline := time.Now().Add(goneTimeout)
-		for len(groupMembers(pgid)) > 0 && time.Now().Before(deadline) && ctx.Err() == nil {
+		for {
+			group, mention = groupMembers(pgid), processesMentioning(stateDir)
+			if len(group)+len(mention) == 0 || !time.Now().Before(deadline) || ctx.Err() != nil {
+				break
+			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		group, mention = groupMembers(pgid), processesMentioning(stateDir)
 	}
 	homeLeft := false
 	if home != "" {
