@@ -90,6 +90,7 @@ func (c *Client) Shutdown(ctx context.Context) error {
 // invocations need for telemetry.
 func (c *Client) observeStart(ctx context.Context, rt *runtime.Runtime) (runtimeObs, error) {
 	sctx, end := c.obs.tel.RuntimeStart(ctx, rt.Handle())
+	obs := newRuntimeObs(c.obs.tel, sctx, rt)
 	tel := runtime.Telemetry{TraceEnv: telemetry.Environ(sctx)}
 	var err error
 	if tp := rt.Plan().TelemetryPlan; tp != nil && tp.RelayEnabled {
@@ -101,10 +102,7 @@ func (c *Client) observeStart(ctx context.Context, rt *runtime.Runtime) (runtime
 		err = rt.Start(sctx, tel)
 	}
 	end(err)
-	if err != nil {
-		return runtimeObs{}, err
-	}
-	return newRuntimeObs(c.obs.tel, sctx, rt), nil
+	return obs, err
 }
 
 // invocationSpan starts an invocation's span and puts its trace context

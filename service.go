@@ -80,7 +80,7 @@ func (sc *startConfig) bind(p *contract.RunPlan, ro *runtime.Options) (func(*run
 	if sc.service == nil {
 		return func(*runtime.Runtime) {}, nil
 	}
-	b, done, err := sc.service.s.Acquire(p)
+	b, done, err := sc.service.s.Acquire(p.AdapterDescriptor.Descriptor.AdapterID)
 	if err != nil {
 		return nil, err
 	}

@@ -234,16 +234,14 @@ func stateErr(stage, code, msg string, retryable bool, md map[string]any) error 
 	return &contract.StateError{Failure: contract.Failure{Stage: stage, Code: code, Message: msg, Retryable: retryable, Metadata: md}}
 }
 
-// Acquire reserves the service for a runtime about to start from p: the
-// adapters must match and the service must be active (the caller refuses
-// a config that enables interfaces with RejectInterfaces). It returns the binding for runtime.Options.Service
-// and done, which the caller must call once with the started runtime, or
-// with nil if the start failed.
-func (s *Service) Acquire(p *contract.RunPlan) (*runtime.ServiceBinding, func(User), error) {
-	if err := runtime.CheckPlan(p, contract.StageStart); err != nil {
-		return nil, nil, err
-	}
-	if id := p.AdapterDescriptor.Descriptor.AdapterID; id != s.handle.AdapterID {
+// Acquire reserves the service for a runtime of adapter id about to
+// start: the adapters must match and the service must be active (the
+// caller refuses a config that enables interfaces with RejectInterfaces).
+// It returns the binding for runtime.Options.Service and done, which the
+// caller must call once with the started runtime, or with nil if the
+// start failed.
+func (s *Service) Acquire(id string) (*runtime.ServiceBinding, func(User), error) {
+	if id != s.handle.AdapterID {
 		return nil, nil, capErr(contract.StageStart, CodeAdapterMismatch, "harness.adapter_id", fmt.Sprintf("service %s belongs to adapter %s, the runtime's config selects %s", s.handle.ServiceID, s.handle.AdapterID, id), id)
 	}
 	s.mu.Lock()
