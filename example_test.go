@@ -10,6 +10,7 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
+	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/otlp"
 )
 
@@ -93,5 +94,19 @@ func TestPublicErrorsUsableWithErrorsAs(t *testing.T) {
 	}
 	if info := fabric.ErrorInfo(err); info == nil || info.Stage != "plan" {
 		t.Fatalf("info = %+v", info)
+	}
+}
+
+// TestStartPlanWithoutDescriptor: a plan with no adapter descriptor is an
+// invalid_plan *ConfigError, with or without a service (it panicked while
+// the SDK built the runtime's handle itself).
+func TestStartPlanWithoutDescriptor(t *testing.T) {
+	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()))
+	for _, p := range []*contract.RunPlan{nil, {}} {
+		_, err := client.StartPlan(context.Background(), p)
+		var ce *fabric.ConfigError
+		if !errors.As(err, &ce) || ce.Code != "invalid_plan" || ce.Stage != "start" {
+			t.Fatalf("plan %v: err = %v", p, err)
+		}
 	}
 }

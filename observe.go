@@ -84,81 +84,43 @@ func (c *Client) Shutdown(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// observeStart prepares a runtime's telemetry before its host starts: the
-// runtime start span and its trace context in the host's environment,
-// and, when the plan enables Relay, the ATOF sink in the plan's Relay
-// config and the listener as a turn observer. It returns the plan to
-// start (a copy when changed) and the context to start it in.
-func (c *Client) observeStart(ctx context.Context, p *contract.RunPlan, ro *runtime.Options) (context.Context, *contract.RunPlan, func(error), error) {
-	ro.RuntimeID = runtime.NewID("runtime")
-	d := p.AdapterDescriptor.Descriptor
-	harness := d.Harness
-	if harness == "" {
-		harness = d.AdapterID
-	}
-	env := p.EnvironmentPlan
-	provider := contract.EnvironmentLocal
-	if env != nil && env.Provider != "" {
-		provider = env.Provider
-	}
-	sctx, end := c.obs.tel.RuntimeStart(ctx, contract.RuntimeHandle{
-		RuntimeID: ro.RuntimeID, AgentName: p.AgentName, Harness: harness,
-		AdapterKind: d.AdapterKind, AdapterID: d.AdapterID,
-		Environment: contract.EnvironmentHandle{Provider: provider},
-	})
-	ro.ExtraEnv = append(ro.ExtraEnv, telemetry.Environ(sctx)...)
-	if tp := p.TelemetryPlan; tp != nil && tp.RelayEnabled {
-		l, err := c.relayListener()
-		if err != nil {
+// observeStart starts rt inside the runtime start span: the span's trace
+// context goes to the host's environment and, when the plan enables Relay,
+// the client's ATOF listener to the runtime. It returns what the runtime's
+// invocations need for telemetry.
+func (c *Client) observeStart(ctx context.Context, rt *runtime.Runtime) (runtimeObs, error) {
+	sctx, end := c.obs.tel.RuntimeStart(ctx, rt.Handle())
+	obs := newRuntimeObs(c.obs.tel, sctx, rt)
+	tel := runtime.Telemetry{TraceEnv: telemetry.Environ(sctx)}
+	var err error
+	if tp := rt.Plan().TelemetryPlan; tp != nil && tp.RelayEnabled {
+		if tel.Relay, err = c.relayListener(); err != nil {
 			err = &RuntimeError{Failure: contract.Failure{Stage: contract.StageStart, Code: "relay_listener_failed", Message: "could not start the ATOF listener for Relay streaming", Err: err}}
-			end(err)
-			return ctx, p, nil, err
 		}
-		sc := l.SinkConfig(ro.RuntimeID)
-		withSink, err := relay.WithSink(tp, sc)
-		if err != nil {
-			err = &ConfigError{Failure: contract.Failure{Stage: contract.StageStart, Code: "invalid_relay_config", Path: "relay", Message: err.Error(), Err: err}}
-			end(err)
-			return ctx, p, nil, err
-		}
-		cp := *p
-		cp.TelemetryPlan = withSink
-		p = &cp
-		for k, v := range sc.Env {
-			ro.ExtraEnv = append(ro.ExtraEnv, k+"="+v)
-		}
-		ro.Turns = relayObserver{l}
 	}
-	return sctx, p, end, nil
-}
-
-// relayObserver correlates Relay's ATOF records to invocations.
-type relayObserver struct{ l *relay.Listener }
-
-func (relayObserver) Name() string { return "relay" }
-
-func (o relayObserver) BeginTurn(ids runtime.TurnIDs, emit func(context.Context, contract.FabricEvent) error) (func(context.Context) any, error) {
-	turn, err := o.l.BeginTurn(relay.TurnKey{RuntimeID: ids.RuntimeID, InvocationID: ids.InvocationID, RequestID: ids.RequestID, Index: ids.Index}, emit)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		err = rt.Start(sctx, tel)
 	}
-	return func(ctx context.Context) any { return turn.End(ctx) }, nil
+	end(err)
+	return obs, err
 }
 
 // invocationSpan starts an invocation's span and puts its trace context
 // where the adapter gets it (runtime_context.telemetry.env). The returned
-// sink feeds the span and then events (which may be nil).
-func (r *Runtime) invocationSpan(ctx context.Context, events func(contract.FabricEvent)) (context.Context, *telemetry.InvocationSpan, func(contract.FabricEvent)) {
+// options feed events to the span and then to events (which may be nil).
+func (r *Runtime) invocationSpan(ctx context.Context, events func(contract.FabricEvent)) (context.Context, *telemetry.InvocationSpan, runtime.InvokeOptions) {
 	ctx, span := r.obs.tel.Invocation(ctx, r.obs.info)
 	if span == nil {
-		return ctx, nil, events
+		return ctx, nil, runtime.InvokeOptions{Events: events}
 	}
-	ctx = runtime.WithTelemetryEnv(ctx, telemetry.EnvMap(ctx))
-	return ctx, span, func(ev contract.FabricEvent) {
-		span.Event(ev)
-		if events != nil {
-			events(ev)
-		}
+	return ctx, span, runtime.InvokeOptions{
+		TraceEnv: telemetry.EnvMap(ctx),
+		Events: func(ev contract.FabricEvent) {
+			span.Event(ev)
+			if events != nil {
+				events(ev)
+			}
+		},
 	}
 }
 

@@ -43,36 +43,50 @@ func WithEvents(fn func(contract.FabricEvent)) InvokeOption {
 // by Fabric; a failed start leaves nothing behind. Options bind the
 // runtime to a service (WithService).
 func (c *Client) StartRuntime(ctx context.Context, l *Loaded, opts ...StartOption) (*Runtime, error) {
-	if err := checkStartConfig(&l.Config, opts); err != nil {
+	sc := startOptions(opts)
+	if err := sc.refuse(&l.Config); err != nil {
 		return nil, err
 	}
 	p, err := c.Plan(ctx, l)
 	if err != nil {
 		return nil, err
 	}
-	return c.StartPlan(ctx, p, opts...)
+	return c.start(ctx, p, sc)
 }
 
 // StartPlan starts a runtime for an already resolved plan.
 func (c *Client) StartPlan(ctx context.Context, p *contract.RunPlan, opts ...StartOption) (*Runtime, error) {
+	if err := runtime.CheckPlan(p, contract.StageStart); err != nil {
+		return nil, err
+	}
+	sc := startOptions(opts)
+	if err := sc.refuse(&p.Config); err != nil {
+		return nil, err
+	}
+	return c.start(ctx, p, sc)
+}
+
+// start starts a runtime for p: the runtime mints its id and builds its
+// handle, the client adds the start's span and its telemetry sources.
+func (c *Client) start(ctx context.Context, p *contract.RunPlan, sc startConfig) (*Runtime, error) {
 	ro := c.runtimeOptions()
 	ro.ExtraPath, ro.CheckExec = c.execPaths(p.Package)
-	started, err := bindStart(p, &ro, opts)
+	ro.ExtraEnv, ro.FollowTurns = sc.env, sc.follow
+	started, err := sc.bind(p, &ro)
 	if err != nil {
 		return nil, err
 	}
-	sctx, p, endSpan, err := c.observeStart(ctx, p, &ro)
+	rt, err := runtime.New(p, ro)
+	var obs runtimeObs
+	if err == nil {
+		obs, err = c.observeStart(ctx, rt)
+	}
 	if err != nil {
 		started(nil)
 		return nil, err
 	}
-	rt, err := runtime.Start(sctx, p, ro)
-	endSpan(err)
 	started(rt)
-	if err != nil {
-		return nil, err
-	}
-	r := &Runtime{rt: rt, reg: &c.live, obs: newRuntimeObs(c.obs.tel, sctx, rt)}
+	r := &Runtime{rt: rt, reg: &c.live, obs: obs}
 	c.live.addRuntime(r)
 	return r, nil
 }
@@ -100,8 +114,8 @@ func (r *Runtime) Invoke(ctx context.Context, input any, opts ...InvokeOption) (
 
 // InvokeRequest runs one invocation from a full RunRequest.
 func (r *Runtime) InvokeRequest(ctx context.Context, req contract.RunRequest, events func(contract.FabricEvent)) (*contract.RunResult, error) {
-	ctx, span, sink := r.invocationSpan(ctx, events)
-	res, err := r.rt.Invoke(ctx, req, sink)
+	ctx, span, inv := r.invocationSpan(ctx, events)
+	res, err := r.rt.Invoke(ctx, req, inv)
 	span.End(res, err)
 	return res, err
 }

@@ -64,26 +64,23 @@ func startOptions(opts []StartOption) startConfig {
 	return sc
 }
 
-// checkStartConfig refuses, before planning, what a runtime bound to a
-// service cannot run.
-func checkStartConfig(cfg *contract.FabricConfig, opts []StartOption) error {
-	if sc := startOptions(opts); sc.service != nil {
-		return service.RejectInterfaces(cfg, contract.StageStart)
+// refuse refuses, before planning, what a runtime bound to a service
+// cannot run: services reject interfaces here, in the SDK, once per path.
+func (sc *startConfig) refuse(cfg *contract.FabricConfig) error {
+	if sc.service == nil {
+		return nil
 	}
-	return nil
+	return service.RejectInterfaces(cfg, contract.StageStart)
 }
 
-// bindStart reserves the service of opts (if any) for a runtime about to
-// start from p and sets it in ro; the returned function must be called
-// with the started runtime, or nil if the start failed.
-func bindStart(p *contract.RunPlan, ro *runtime.Options, opts []StartOption) (func(*runtime.Runtime), error) {
-	sc := startOptions(opts)
-	ro.ExtraEnv = append(ro.ExtraEnv, sc.env...)
-	ro.FollowTurns = sc.follow
+// bind reserves the service (if any) for a runtime about to start from p
+// and sets it in ro; the returned function must be called with the
+// started runtime, or nil if the start failed.
+func (sc *startConfig) bind(p *contract.RunPlan, ro *runtime.Options) (func(*runtime.Runtime), error) {
 	if sc.service == nil {
 		return func(*runtime.Runtime) {}, nil
 	}
-	b, done, err := sc.service.s.Acquire(p)
+	b, done, err := sc.service.s.Acquire(p.AdapterDescriptor.Descriptor.AdapterID)
 	if err != nil {
 		return nil, err
 	}

@@ -36,8 +36,7 @@ const (
 type StreamOption func(*streamConfig)
 
 type streamConfig struct {
-	lim    stream.Limits
-	events func(contract.FabricEvent)
+	lim stream.Limits
 }
 
 // WithStreamWindow bounds the retention window (records, estimated bytes;
@@ -69,8 +68,8 @@ func (r *Runtime) InvokeStream(ctx context.Context, req contract.RunRequest, opt
 	for _, o := range opts {
 		o(&sc)
 	}
-	ctx, span, sink := r.invocationSpan(ctx, sc.events)
-	turn, err := r.rt.InvokeStream(ctx, req, sc.lim, sink)
+	ctx, span, inv := r.invocationSpan(ctx, nil)
+	turn, err := r.rt.InvokeStream(ctx, req, sc.lim, inv)
 	if err != nil {
 		span.End(nil, err)
 		return nil, err
@@ -78,11 +77,10 @@ func (r *Runtime) InvokeStream(ctx context.Context, req contract.RunRequest, opt
 	if span != nil {
 		go func() {
 			<-turn.Done()
-			res := turn.Result()
-			if st, ok := res.Metadata["stream"].(stream.Stats); ok && st.Dropped > 0 {
+			if st := turn.Stats(); st.Dropped > 0 {
 				r.obs.tel.RecordDrops(int64(st.Dropped))
 			}
-			span.End(res, nil)
+			span.End(turn.Result(), nil)
 		}()
 	}
 	return &Stream{turn: turn, cons: turn.Consumer}, nil

@@ -72,7 +72,7 @@ func (c *FabricConfig) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &all); err != nil {
 		return err
 	}
-	for _, k := range FabricConfigKeys {
+	for _, k := range FabricConfigKeys() {
 		delete(all, k)
 	}
 	if len(all) > 0 {
@@ -84,10 +84,13 @@ func (c *FabricConfig) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// FabricConfigKeys lists the top-level keys FabricConfig knows, in document order.
-var FabricConfigKeys = []string{
-	"schema_version", "metadata", "runtime", "harness", "models", "instructions",
-	"tools", "mcp", "skills", "relay", "telemetry", "environment", "discovery", "workflow",
+// FabricConfigKeys lists the top-level keys FabricConfig knows, in document
+// order (a new slice at each call).
+func FabricConfigKeys() []string {
+	return []string{
+		"schema_version", "metadata", "runtime", "harness", "models", "instructions",
+		"tools", "mcp", "skills", "relay", "telemetry", "environment", "discovery", "workflow",
+	}
 }
 
 // MetadataConfig is human-readable agent identity.
@@ -135,8 +138,11 @@ const (
 	ResolutionNativePlugin  ResolutionStrategy = "native_plugin"
 )
 
-// ResolutionStrategies lists every valid ResolutionStrategy.
-var ResolutionStrategies = []ResolutionStrategy{ResolutionPreinstalled, ResolutionImageProvided, ResolutionPipUV, ResolutionNPM, ResolutionSource, ResolutionService, ResolutionNativePlugin}
+// ResolutionStrategies lists every valid ResolutionStrategy (a new slice
+// at each call).
+func ResolutionStrategies() []ResolutionStrategy {
+	return []ResolutionStrategy{ResolutionPreinstalled, ResolutionImageProvided, ResolutionPipUV, ResolutionNPM, ResolutionSource, ResolutionService, ResolutionNativePlugin}
+}
 
 // HarnessConfig selects the adapter.
 type HarnessConfig struct {

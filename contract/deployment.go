@@ -55,8 +55,9 @@ const (
 	DefaultMCPPath = "/mcp"
 )
 
-// DefaultRestartBackoff is [initial, cap] in seconds when a policy declares none.
-var DefaultRestartBackoff = []float64{1, 30}
+// DefaultRestartBackoff is [initial, cap] in seconds when a policy declares
+// none (a new slice at each call).
+func DefaultRestartBackoff() []float64 { return []float64{1, 30} }
 
 // Deployment is a fabric.deployment/v1alpha1 document: one supervisor, the
 // integrations it offers, and the sandboxes whose agents it runs.
@@ -216,7 +217,7 @@ func (p *RestartPolicy) Effective() RestartPolicy {
 		e.Max = DefaultRestartMax
 	}
 	if len(e.BackoffSeconds) == 0 {
-		e.BackoffSeconds = slices.Clone(DefaultRestartBackoff)
+		e.BackoffSeconds = DefaultRestartBackoff()
 	} else {
 		e.BackoffSeconds = slices.Clone(e.BackoffSeconds)
 	}
@@ -368,14 +369,17 @@ type InferenceIntegration struct {
 	Brokered   bool           `json:"brokered,omitempty"`
 }
 
-// InferenceAPIs lists the accepted InferenceIntegration.API values.
-var InferenceAPIs = []string{InferenceOpenAIResponses, InferenceOpenAIChatCompletions, InferenceAnthropicMessages}
+// InferenceAPIs lists the accepted InferenceIntegration.API values (a new
+// slice at each call).
+func InferenceAPIs() []string {
+	return []string{InferenceOpenAIResponses, InferenceOpenAIChatCompletions, InferenceAnthropicMessages}
+}
 
 // Validate checks the API, the base URL and the credential.
 func (m *InferenceIntegration) Validate() []DeploymentIssue {
 	var is issues
-	if !slices.Contains(InferenceAPIs, m.API) {
-		is.add("api", IssueInvalidValue, "api must be one of %s", strings.Join(InferenceAPIs, ", "))
+	if apis := InferenceAPIs(); !slices.Contains(apis, m.API) {
+		is.add("api", IssueInvalidValue, "api must be one of %s", strings.Join(apis, ", "))
 	}
 	is.url("base_url", m.BaseURL)
 	if m.Credential != nil {

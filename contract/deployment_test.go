@@ -166,7 +166,7 @@ func TestRestartPolicyEffective(t *testing.T) {
 	}
 	eff := none.Effective()
 	eff.BackoffSeconds[0] = 99
-	if contract.DefaultRestartBackoff[0] != 1 {
+	if contract.DefaultRestartBackoff()[0] != 1 {
 		t.Error("Effective shares the default backoff slice")
 	}
 }

@@ -58,11 +58,13 @@ const (
 )
 
 // ExtensionPoints lists the southbound blocks whose "extensions" map a
-// descriptor may describe in extension_schemas.
-var ExtensionPoints = []string{
-	"agent_config", "harness", "model", "instructions", "instruction", "runtime",
-	"skills", "mcp", "mcp_server", "tools", "tool_definition", "workflow",
-	"workflow_entrypoint", "run_request", "run_result", "run_error", "artifact", "usage",
+// descriptor may describe in extension_schemas (a new slice at each call).
+func ExtensionPoints() []string {
+	return []string{
+		"agent_config", "harness", "model", "instructions", "instruction", "runtime",
+		"skills", "mcp", "mcp_server", "tools", "tool_definition", "workflow",
+		"workflow_entrypoint", "run_request", "run_result", "run_error", "artifact", "usage",
+	}
 }
 
 // AdapterDescriptor is the language-neutral description of one adapter

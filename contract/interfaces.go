@@ -102,8 +102,9 @@ type InterfaceInfo struct {
 var interfaceNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) })
 
 // ReservedInterfaceFields are the field names every interface's settings
-// object may carry by contract; declared Settings may not reuse them.
-var ReservedInterfaceFields = []string{"enabled", "port", "public_origins"}
+// object may carry by contract; declared Settings may not reuse them (a new
+// slice at each call).
+func ReservedInterfaceFields() []string { return []string{"enabled", "port", "public_origins"} }
 
 // Interface returns the declaration with the given name.
 func (d *AdapterDescriptor) Interface(name string) (InterfaceDeclaration, bool) {
@@ -159,8 +160,8 @@ func ValidateInterfaceDeclarations(decls []InterfaceDeclaration) error {
 			bad("a browser interface must be of kind http")
 		}
 		for field := range in.Settings {
-			if slices.Contains(ReservedInterfaceFields, field) {
-				bad("settings.%s reuses a contract field (%s)", field, strings.Join(ReservedInterfaceFields, ", "))
+			if reserved := ReservedInterfaceFields(); slices.Contains(reserved, field) {
+				bad("settings.%s reuses a contract field (%s)", field, strings.Join(reserved, ", "))
 			}
 		}
 	}

@@ -176,7 +176,7 @@ var deploymentRules = map[reflect.Type]func(*jsonschema.Schema){
 		prop(s, "path").Pattern = "^/"
 	},
 	reflect.TypeFor[contract.InferenceIntegration](): func(s *jsonschema.Schema) {
-		prop(s, "api").Enum = toAny(contract.InferenceAPIs)
+		prop(s, "api").Enum = toAny(contract.InferenceAPIs())
 		prop(s, "base_url").Format = "uri"
 		s.If = &jsonschema.Schema{Properties: constProps("brokered", true), Required: []string{"brokered"}}
 		s.Then = &jsonschema.Schema{Required: []string{"credential"}}

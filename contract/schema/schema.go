@@ -173,7 +173,7 @@ var typeOverrides = map[reflect.Type]func(*jsonschema.Schema){
 	},
 	reflect.TypeFor[contract.AdapterDescriptor](): func(s *jsonschema.Schema) {
 		if p, ok := s.Properties.Get("extension_schemas"); ok {
-			p.PropertyNames = &jsonschema.Schema{Enum: toAny(contract.ExtensionPoints)}
+			p.PropertyNames = &jsonschema.Schema{Enum: toAny(contract.ExtensionPoints())}
 		}
 	},
 }

@@ -122,7 +122,7 @@ func TestFabricConfigSchemaShape(t *testing.T) {
 		t.Errorf("agent additionalProperties = %v, want true", m["additionalProperties"])
 	}
 	props := m["properties"].(map[string]any)
-	for _, k := range contract.FabricConfigKeys {
+	for _, k := range contract.FabricConfigKeys() {
 		if _, ok := props[k]; !ok {
 			t.Errorf("agent schema lacks typed key %q", k)
 		}

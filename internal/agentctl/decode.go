@@ -19,15 +19,25 @@ import (
 // Fields every request carries.
 var envelopeFields = []string{"protocol_version", "operation_id", "operation"}
 
-// operationFields are the fields each operation takes besides the envelope.
-var operationFields = map[string][]string{
-	OpStart:  {"agent", "timeout_seconds", "config", "base_dir", "strict"},
-	OpInvoke: {"agent", "runtime_id", "timeout_seconds", "request", "stream"},
-	OpDeploy: {"timeout_seconds", "action", "payload"},
-	OpStop:   {"agent", "runtime_id", "timeout_seconds"},
-	OpCheck:  {"agent", "runtime_id", "timeout_seconds", "level", "interface"},
-	OpStatus: {"agent", "runtime_id", "timeout_seconds"},
-	OpDecide: {"agent", "runtime_id", "timeout_seconds", "invocation_id", "request_id", "decision"},
+// operationSpec is how one operation's request is read: the fields it
+// takes besides the envelope, the decoder of those of its own (agent,
+// runtime_id and timeout_seconds are read for every operation), and the
+// addressing it requires. A nil decoder or address has nothing to do.
+type operationSpec struct {
+	fields  []string
+	decode  func(fields map[string]json.RawMessage, req *Request) *Error
+	address func(fields map[string]json.RawMessage, req *Request) *Error
+}
+
+// operations holds the spec of each operation.
+var operations = map[string]operationSpec{
+	OpStart:  {fields: []string{"agent", "timeout_seconds", "config", "base_dir", "strict"}, decode: decodeStart, address: needAgent},
+	OpInvoke: {fields: []string{"agent", "runtime_id", "timeout_seconds", "request", "stream"}, decode: decodeInvoke, address: needAgent},
+	OpDeploy: {fields: []string{"timeout_seconds", "action", "payload"}, decode: decodeDeploy},
+	OpStop:   {fields: []string{"agent", "runtime_id", "timeout_seconds"}, address: needAgentAndRuntime},
+	OpCheck:  {fields: []string{"agent", "runtime_id", "timeout_seconds", "level", "interface"}, decode: decodeCheck, address: checkAddress},
+	OpStatus: {fields: []string{"agent", "runtime_id", "timeout_seconds"}},
+	OpDecide: {fields: []string{"agent", "runtime_id", "timeout_seconds", "invocation_id", "request_id", "decision"}, decode: decodeDecide, address: needAgentAndRuntime},
 }
 
 // Permission decisions a decide request may carry.
@@ -51,7 +61,9 @@ func invalid(field, format string, args ...any) *Error {
 // DecodeRequest parses and validates one request line (a trailing newline
 // is allowed). It always returns a Request holding what could be read of
 // the envelope, so that an error response can echo operation_id and
-// operation; the error, if any, names the offending field.
+// operation; the error, if any, names the offending field. The envelope
+// is read first, then which fields the operation takes, the target
+// fields, the operation's own fields and its addressing.
 func DecodeRequest(line []byte) (*Request, *Error) {
 	req := &Request{}
 	if len(line) > MaxRequestBytes {
@@ -61,7 +73,30 @@ func DecodeRequest(line []byte) (*Request, *Error) {
 	if err != nil {
 		return req, err
 	}
-	// Salvage the envelope first so that every later error can echo it.
+	if err := decodeEnvelope(fields, req); err != nil {
+		return req, err
+	}
+	if err := checkMembers(order, req.Operation); err != nil {
+		return req, err
+	}
+	if err := decodeTarget(fields, req); err != nil {
+		return req, err
+	}
+	spec := operations[req.Operation]
+	for _, step := range []func(map[string]json.RawMessage, *Request) *Error{spec.decode, spec.address} {
+		if step == nil {
+			continue
+		}
+		if err := step(fields, req); err != nil {
+			return req, err
+		}
+	}
+	return req, nil
+}
+
+// decodeEnvelope reads protocol_version, operation_id and operation. It
+// salvages the last two first so that every later error can echo them.
+func decodeEnvelope(fields map[string]json.RawMessage, req *Request) *Error {
 	salvage := func(name string) string {
 		var s string
 		if raw, ok := fields[name]; ok && json.Unmarshal(raw, &s) == nil && validID(s, maxOperationID) {
@@ -76,173 +111,207 @@ func DecodeRequest(line []byte) (*Request, *Error) {
 
 	pv, err := stringField(fields, "protocol_version", true)
 	if err != nil {
-		return req, err
+		return err
 	}
 	if pv != ProtocolVersion {
-		return req, &Error{Code: CodeProtocolMismatch, Field: "protocol_version", Message: fmt.Sprintf("protocol_version: this serve speaks %q, the request says %q", ProtocolVersion, pv)}
+		return &Error{Code: CodeProtocolMismatch, Field: "protocol_version", Message: fmt.Sprintf("protocol_version: this serve speaks %q, the request says %q", ProtocolVersion, pv)}
 	}
 	req.ProtocolVersion = pv
 	if req.OperationID, err = stringField(fields, "operation_id", true); err != nil {
 		req.OperationID = ""
-		return req, err
+		return err
 	}
 	if !validID(req.OperationID, maxOperationID) {
 		id := req.OperationID
 		req.OperationID = ""
-		return req, invalid("operation_id", "%q: use 1 to %d characters from A-Z a-z 0-9 . _ : -", clip(id), maxOperationID)
+		return invalid("operation_id", "%q: use 1 to %d characters from A-Z a-z 0-9 . _ : -", clip(id), maxOperationID)
 	}
 	op, err := stringField(fields, "operation", true)
 	if err != nil {
-		return req, err
+		return err
 	}
 	if !slices.Contains(Operations, op) {
-		return req, invalid("operation", "must be one of %s, got %q", strings.Join(Operations, ", "), clip(op))
+		return invalid("operation", "must be one of %s, got %q", strings.Join(Operations, ", "), clip(op))
 	}
 	req.Operation = op
-	allowed := operationFields[op]
+	return nil
+}
+
+// checkMembers fails on the first member, in document order, that op
+// does not take.
+func checkMembers(order []string, op string) *Error {
+	allowed := operations[op].fields
 	for _, name := range order {
 		if !slices.Contains(envelopeFields, name) && !slices.Contains(allowed, name) {
-			if slices.ContainsFunc(Operations, func(o string) bool { return slices.Contains(operationFields[o], name) }) {
-				return req, invalid(name, "is not a field of %s", op)
+			if slices.ContainsFunc(Operations, func(o string) bool { return slices.Contains(operations[o].fields, name) }) {
+				return invalid(name, "is not a field of %s", op)
 			}
-			return req, invalid(fieldName("", name), "unknown field")
+			return invalid(fieldName("", name), "unknown field")
 		}
 	}
+	return nil
+}
 
+// decodeTarget reads the fields any operation may take: agent, runtime_id
+// and timeout_seconds.
+func decodeTarget(fields map[string]json.RawMessage, req *Request) *Error {
+	var err *Error
 	if req.Agent, err = stringField(fields, "agent", false); err != nil {
-		return req, err
+		return err
 	}
 	if _, ok := fields["agent"]; ok && !validName(req.Agent) {
-		return req, invalid("agent", "must be 1 to %d bytes of UTF-8 without control characters or surrounding spaces", maxName)
+		return invalid("agent", "must be 1 to %d bytes of UTF-8 without control characters or surrounding spaces", maxName)
 	}
 	if req.RuntimeID, err = stringField(fields, "runtime_id", false); err != nil {
-		return req, err
+		return err
 	}
 	if _, ok := fields["runtime_id"]; ok && !validRuntimeID(req.RuntimeID) {
-		return req, invalid("runtime_id", "must be 1 to %d printable ASCII characters without spaces or slashes", maxName)
+		return invalid("runtime_id", "must be 1 to %d printable ASCII characters without spaces or slashes", maxName)
 	}
 	if raw, ok := fields["timeout_seconds"]; ok {
 		if req.TimeoutSeconds, err = numberField(raw, "timeout_seconds"); err != nil {
-			return req, err
+			return err
 		}
 		if req.TimeoutSeconds < 0 || req.TimeoutSeconds > MaxTimeoutSeconds {
-			return req, invalid("timeout_seconds", "must be between 0 (the default) and %d", MaxTimeoutSeconds)
+			return invalid("timeout_seconds", "must be between 0 (the default) and %d", MaxTimeoutSeconds)
 		}
 	}
+	return nil
+}
 
-	switch op {
-	case OpStart:
-		if req.Config, err = stringField(fields, "config", true); err != nil {
-			return req, err
-		}
-		if err := absPath("config", req.Config); err != nil {
-			return req, err
-		}
-		if req.BaseDir, err = stringField(fields, "base_dir", false); err != nil {
-			return req, err
-		}
-		if _, ok := fields["base_dir"]; ok {
-			if err := absPath("base_dir", req.BaseDir); err != nil {
-				return req, err
-			}
-		}
-		if raw, ok := fields["strict"]; ok {
-			if err := json.Unmarshal(raw, &req.Strict); err != nil || isNull(raw) {
-				return req, invalid("strict", "must be true or false")
-			}
-		}
-	case OpInvoke:
-		raw, ok := fields["request"]
-		if !ok {
-			return req, invalid("request", "is required")
-		}
-		rr, err := decodeRunRequest(raw)
-		if err != nil {
-			return req, err
-		}
-		req.Request = rr
-		if raw, ok := fields["stream"]; ok {
-			if err := json.Unmarshal(raw, &req.Stream); err != nil || isNull(raw) {
-				return req, invalid("stream", "must be true or false")
-			}
-		}
-	case OpDecide:
-		for _, f := range []struct {
-			name string
-			dst  *string
-		}{{"invocation_id", &req.InvocationID}, {"request_id", &req.RequestID}} {
-			if *f.dst, err = stringField(fields, f.name, true); err != nil {
-				return req, err
-			}
-			if !validRuntimeID(*f.dst) {
-				return req, invalid(f.name, "must be 1 to %d printable ASCII characters without spaces or slashes", maxName)
-			}
-		}
-		if req.Decision, err = stringField(fields, "decision", true); err != nil {
-			return req, err
-		}
-		if !slices.Contains(decisions, req.Decision) {
-			return req, invalid("decision", "must be allow or deny, got %q", clip(req.Decision))
-		}
-	case OpDeploy:
-		if req.Action, err = stringField(fields, "action", true); err != nil {
-			return req, err
-		}
-		if !validID(req.Action, maxOperationID) {
-			return req, invalid("action", "must be 1 to %d characters from A-Z a-z 0-9 . _ : -", maxOperationID)
-		}
-		if raw, ok := fields["payload"]; ok {
-			if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
-				return req, invalid("payload", "must be a JSON object")
-			}
-			req.Payload = raw
-		}
-	case OpCheck:
-		if req.Level, err = stringField(fields, "level", false); err != nil {
-			return req, err
-		}
-		if req.Interface, err = stringField(fields, "interface", false); err != nil {
-			return req, err
-		}
-		if _, ok := fields["interface"]; ok && req.Interface == "" {
-			return req, invalid("interface", "must name an interface")
-		}
-		if _, ok := fields["level"]; ok && !slices.Contains(checkLevels, req.Level) {
-			return req, invalid("level", "must be live, active or ready, got %q", clip(req.Level))
+func decodeStart(fields map[string]json.RawMessage, req *Request) *Error {
+	var err *Error
+	if req.Config, err = stringField(fields, "config", true); err != nil {
+		return err
+	}
+	if err := absPath("config", req.Config); err != nil {
+		return err
+	}
+	if req.BaseDir, err = stringField(fields, "base_dir", false); err != nil {
+		return err
+	}
+	if _, ok := fields["base_dir"]; ok {
+		if err := absPath("base_dir", req.BaseDir); err != nil {
+			return err
 		}
 	}
+	return boolField(fields, "strict", &req.Strict)
+}
 
+func decodeInvoke(fields map[string]json.RawMessage, req *Request) *Error {
+	raw, ok := fields["request"]
+	if !ok {
+		return invalid("request", "is required")
+	}
+	rr, err := decodeRunRequest(raw)
+	if err != nil {
+		return err
+	}
+	req.Request = rr
+	return boolField(fields, "stream", &req.Stream)
+}
+
+func decodeDecide(fields map[string]json.RawMessage, req *Request) *Error {
+	var err *Error
+	for _, f := range []struct {
+		name string
+		dst  *string
+	}{{"invocation_id", &req.InvocationID}, {"request_id", &req.RequestID}} {
+		if *f.dst, err = stringField(fields, f.name, true); err != nil {
+			return err
+		}
+		if !validRuntimeID(*f.dst) {
+			return invalid(f.name, "must be 1 to %d printable ASCII characters without spaces or slashes", maxName)
+		}
+	}
+	if req.Decision, err = stringField(fields, "decision", true); err != nil {
+		return err
+	}
+	if !slices.Contains(decisions, req.Decision) {
+		return invalid("decision", "must be allow or deny, got %q", clip(req.Decision))
+	}
+	return nil
+}
+
+func decodeDeploy(fields map[string]json.RawMessage, req *Request) *Error {
+	var err *Error
+	if req.Action, err = stringField(fields, "action", true); err != nil {
+		return err
+	}
+	if !validID(req.Action, maxOperationID) {
+		return invalid("action", "must be 1 to %d characters from A-Z a-z 0-9 . _ : -", maxOperationID)
+	}
+	if raw, ok := fields["payload"]; ok {
+		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+			return invalid("payload", "must be a JSON object")
+		}
+		req.Payload = raw
+	}
+	return nil
+}
+
+func decodeCheck(fields map[string]json.RawMessage, req *Request) *Error {
+	var err *Error
+	if req.Level, err = stringField(fields, "level", false); err != nil {
+		return err
+	}
+	if req.Interface, err = stringField(fields, "interface", false); err != nil {
+		return err
+	}
+	if _, ok := fields["interface"]; ok && req.Interface == "" {
+		return invalid("interface", "must name an interface")
+	}
+	if _, ok := fields["level"]; ok && !slices.Contains(checkLevels, req.Level) {
+		return invalid("level", "must be live, active or ready, got %q", clip(req.Level))
+	}
+	return nil
+}
+
+// needAgent: start and invoke name the agent (an invoke without
+// runtime_id goes to the agent's only runtime: a deployed agent is
+// addressed by its name alone).
+func needAgent(fields map[string]json.RawMessage, _ *Request) *Error {
+	if _, ok := fields["agent"]; !ok {
+		return invalid("agent", "is required")
+	}
+	return nil
+}
+
+// needAgentAndRuntime: stop and decide name one runtime.
+func needAgentAndRuntime(fields map[string]json.RawMessage, req *Request) *Error {
+	if err := needAgent(fields, req); err != nil {
+		return err
+	}
+	if _, ok := fields["runtime_id"]; !ok {
+		return invalid("runtime_id", "is required")
+	}
+	return nil
+}
+
+// checkAddress: a runtime check names both agent and runtime_id (or the
+// agent alone); a server check neither, and takes no level or interface.
+func checkAddress(fields map[string]json.RawMessage, req *Request) *Error {
 	_, hasAgent := fields["agent"]
 	_, hasRuntime := fields["runtime_id"]
-	switch op {
-	case OpStart:
-		if !hasAgent {
-			return req, invalid("agent", "is required")
-		}
-	case OpInvoke:
-		// Without runtime_id, the agent's only runtime (a deployed agent
-		// is addressed by its name alone).
-		if !hasAgent {
-			return req, invalid("agent", "is required")
-		}
-	case OpStop, OpDecide:
-		if !hasAgent {
-			return req, invalid("agent", "is required")
-		}
-		if !hasRuntime {
-			return req, invalid("runtime_id", "is required")
-		}
-	case OpCheck:
-		switch {
-		case hasRuntime && !hasAgent:
-			return req, invalid("agent", "is required with runtime_id (a runtime check names both; a server check neither)")
-		case req.Level != "" && !hasRuntime && !hasAgent:
-			return req, invalid("level", "a server check takes no level")
-		case req.Interface != "" && !hasRuntime && !hasAgent:
-			return req, invalid("interface", "a server check takes no interface")
+	switch {
+	case hasRuntime && !hasAgent:
+		return invalid("agent", "is required with runtime_id (a runtime check names both; a server check neither)")
+	case req.Level != "" && !hasRuntime && !hasAgent:
+		return invalid("level", "a server check takes no level")
+	case req.Interface != "" && !hasRuntime && !hasAgent:
+		return invalid("interface", "a server check takes no interface")
+	}
+	return nil
+}
+
+// boolField reads an optional boolean member into dst.
+func boolField(fields map[string]json.RawMessage, name string, dst *bool) *Error {
+	if raw, ok := fields[name]; ok {
+		if err := json.Unmarshal(raw, dst); err != nil || isNull(raw) {
+			return invalid(name, "must be true or false")
 		}
 	}
-	return req, nil
+	return nil
 }
 
 // objectFields reads one JSON object and returns its members as raw

@@ -58,12 +58,6 @@ var knownAccepts = []string{
 
 var v1alpha1Accepts = []string{contract.AcceptTools, contract.AcceptTelemetry}
 
-var extensionPoints = []string{
-	"agent_config", "harness", "model", "instructions", "instruction", "runtime", "skills", "mcp",
-	"mcp_server", "tools", "tool_definition", "workflow", "workflow_entrypoint", "run_request",
-	"run_result", "run_error", "artifact", "usage",
-}
-
 var adapterKinds = []string{contract.AdapterKindProcess, contract.AdapterKindPython, contract.AdapterKindHTTP, contract.AdapterKindNativePlugin}
 
 // LoadDescriptor parses, validates and compiles one descriptor document.
@@ -144,8 +138,9 @@ func validateDescriptor(d *contract.AdapterDescriptor, path string) error {
 			return bad("telemetry.providers."+name, "unknown telemetry provider (want relay or native)")
 		}
 	}
+	points := contract.ExtensionPoints()
 	for name := range d.ExtensionSchemas {
-		if !slices.Contains(extensionPoints, name) {
+		if !slices.Contains(points, name) {
 			return bad("extension_schemas."+name, "unknown extension point")
 		}
 	}

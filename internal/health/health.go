@@ -165,78 +165,32 @@ func Check(ctx context.Context, req contract.CheckRequest, t Target) contract.Ch
 		return complete(rep, started, outcome, reason)
 	}
 
-	// Stage 1: the core's own record of the target.
-	t0 := time.Now()
-	switch {
-	case before.Gone:
-		reason := before.Reason
-		if reason == "" {
-			reason = contract.ReasonRuntimeUnavailable
-		}
-		rep.Observations = append(rep.Observations, observe("state", "", contract.OutcomeFailed, reason, Source, t0, time.Since(t0), "state "+before.State))
-		return finish(contract.OutcomeFailed, reason)
-	case before.Stopping:
-		reason := before.Reason
-		if reason == "" {
-			reason = contract.ReasonRuntimeUnavailable
-		}
-		rep.Observations = append(rep.Observations, observe("state", "", contract.OutcomeUnknown, reason, Source, t0, time.Since(t0), "state "+before.State))
-		return finish(contract.OutcomeUnknown, reason)
+	// Stage 1: the core's own record of the target; stage 2: the native
+	// process, observed by the core.
+	if outcome, reason, ok := coreEvidence(rep, before); !ok {
+		return finish(outcome, reason)
 	}
-	rep.Observations = append(rep.Observations, observe("state", "", contract.OutcomePassed, "", Source, t0, time.Since(t0), "state "+before.State))
-
-	// Stage 2: the native process, observed by the core.
-	t0 = time.Now()
-	if before.Exited {
-		rep.Observations = append(rep.Observations, observe("process", contract.LevelLive, contract.OutcomeFailed, contract.ReasonAgentExited, Source, t0, time.Since(t0), "the adapter host process has exited"))
-		return finish(contract.OutcomeFailed, contract.ReasonAgentExited)
-	}
-	rep.Observations = append(rep.Observations, observe("process", contract.LevelLive, contract.OutcomePassed, "", Source, t0, time.Since(t0), "the adapter host process is running"))
 
 	// Stages 3..: the adapter's evidence, level by level.
-	want := levelIndex(req.Level)
-	for _, lv := range levels[:want+1] {
-		t0 = time.Now()
+	stage := "adapter"
+	if req.Interface != "" {
+		stage = "interface"
+	}
+	for _, lv := range levels[:levelIndex(req.Level)+1] {
+		t0 := time.Now()
 		res, err := t.Probe(ctx, lv)
 		elapsed := time.Since(t0)
-		var outcome, reason, source, msg string
-		switch {
-		case errors.Is(err, errors.ErrUnsupported):
-			if lv == contract.LevelLive {
-				// Process evidence is all a host without health gives;
-				// it is enough for live.
-				continue
-			}
-			outcome, reason, source, msg = contract.OutcomeUnsupported, contract.ReasonUnsupportedAdapter, Source, "the adapter host has no health method (protocol v1)"
-		case errors.Is(err, ErrExited):
-			outcome, reason, source, msg = contract.OutcomeFailed, contract.ReasonAgentExited, Source, "the adapter host process exited during the check"
-		case err != nil && ctx.Err() != nil:
-			outcome, reason, source, msg = contract.OutcomeUnknown, contract.ReasonProbeTimeout, Source, "no answer within the check's deadline"
-		case err != nil:
-			outcome, reason, source, msg = contract.OutcomeUnknown, contract.ReasonProbeError, Source, err.Error()
-		default:
-			outcome, reason, source, msg = res.Outcome, res.ReasonCode, res.Source, res.Message
-			if !validOutcome(outcome) {
-				outcome, reason, msg = contract.OutcomeUnknown, contract.ReasonProbeError, fmt.Sprintf("the adapter answered outcome %q", res.Outcome)
-			}
-			if outcome == contract.OutcomePassed {
-				reason = ""
-			} else if reason == "" {
-				reason = defaultReason(outcome)
-			}
-			if source == "" {
-				source = "adapter"
-			}
+		if errors.Is(err, errors.ErrUnsupported) && lv == contract.LevelLive {
+			// Process evidence is all a host without health gives; it is
+			// enough for live.
+			continue
 		}
-		stage := "adapter"
-		if req.Interface != "" {
-			stage = "interface"
-		}
+		outcome, reason, source, msg := classify(ctx, res, err)
 		o := observe(stage, lv, outcome, reason, source, t0, elapsed, msg)
 		if err == nil && res.ObservedAtMillis > 0 {
 			o.ObservedAtMillis = res.ObservedAtMillis
 		}
-		if err == nil && len(res.Metadata) > 0 {
+		if err == nil {
 			for k, v := range res.Metadata {
 				if _, ok := o.Metadata[k]; !ok {
 					o.Metadata[k] = v
@@ -249,6 +203,61 @@ func Check(ctx context.Context, req contract.CheckRequest, t Target) contract.Ch
 		}
 	}
 	return finish(contract.OutcomePassed, "")
+}
+
+// coreEvidence adds the core's own observations of the target to rep:
+// its recorded state, then its host process. ok is false, with the
+// check's outcome and reason, when they already decide the check.
+func coreEvidence(rep *contract.CheckReport, before Observation) (outcome, reason string, ok bool) {
+	t0 := time.Now()
+	if before.Gone || before.Stopping {
+		outcome, reason = contract.OutcomeFailed, before.Reason
+		if before.Stopping && !before.Gone {
+			outcome = contract.OutcomeUnknown
+		}
+		if reason == "" {
+			reason = contract.ReasonRuntimeUnavailable
+		}
+		rep.Observations = append(rep.Observations, observe("state", "", outcome, reason, Source, t0, time.Since(t0), "state "+before.State))
+		return outcome, reason, false
+	}
+	rep.Observations = append(rep.Observations, observe("state", "", contract.OutcomePassed, "", Source, t0, time.Since(t0), "state "+before.State))
+
+	t0 = time.Now()
+	if before.Exited {
+		rep.Observations = append(rep.Observations, observe("process", contract.LevelLive, contract.OutcomeFailed, contract.ReasonAgentExited, Source, t0, time.Since(t0), "the adapter host process has exited"))
+		return contract.OutcomeFailed, contract.ReasonAgentExited, false
+	}
+	rep.Observations = append(rep.Observations, observe("process", contract.LevelLive, contract.OutcomePassed, "", Source, t0, time.Since(t0), "the adapter host process is running"))
+	return "", "", true
+}
+
+// classify turns one probe's answer (or failure) into an observation's
+// outcome, reason, source and message.
+func classify(ctx context.Context, res hostproto.HealthResult, err error) (outcome, reason, source, msg string) {
+	switch {
+	case errors.Is(err, errors.ErrUnsupported):
+		return contract.OutcomeUnsupported, contract.ReasonUnsupportedAdapter, Source, "the adapter host has no health method (protocol v1)"
+	case errors.Is(err, ErrExited):
+		return contract.OutcomeFailed, contract.ReasonAgentExited, Source, "the adapter host process exited during the check"
+	case err != nil && ctx.Err() != nil:
+		return contract.OutcomeUnknown, contract.ReasonProbeTimeout, Source, "no answer within the check's deadline"
+	case err != nil:
+		return contract.OutcomeUnknown, contract.ReasonProbeError, Source, err.Error()
+	}
+	outcome, reason, source, msg = res.Outcome, res.ReasonCode, res.Source, res.Message
+	if !validOutcome(outcome) {
+		outcome, reason, msg = contract.OutcomeUnknown, contract.ReasonProbeError, fmt.Sprintf("the adapter answered outcome %q", res.Outcome)
+	}
+	if outcome == contract.OutcomePassed {
+		reason = ""
+	} else if reason == "" {
+		reason = defaultReason(outcome)
+	}
+	if source == "" {
+		source = "adapter"
+	}
+	return outcome, reason, source, msg
 }
 
 // Unsupported is the report for a scope this caller cannot check.

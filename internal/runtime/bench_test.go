@@ -36,7 +36,7 @@ func benchInvoke(b *testing.B, adapter string, follow bool) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		res, err := rt.Invoke(ctx, req, nil)
+		res, err := rt.Invoke(ctx, req, InvokeOptions{})
 		if err != nil || res.Status != contract.StatusSucceeded {
 			b.Fatal(res, err)
 		}

@@ -75,7 +75,7 @@ func TestCheckLevels(t *testing.T) {
 				t.Fatalf("check changed state to %s", rt.State())
 			}
 			// The runtime still works after the check.
-			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, InvokeOptions{})
 			if err != nil || res.Status != contract.StatusSucceeded {
 				t.Fatalf("invoke after check: %v %+v", err, res)
 			}
@@ -91,7 +91,7 @@ func TestCheckReadyDuringHangingInvoke(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		rt.Invoke(ctx, contract.RunRequest{Input: "hang"}, nil)
+		rt.Invoke(ctx, contract.RunRequest{Input: "hang"}, InvokeOptions{})
 	}()
 	waitState(t, rt, StateInvoking)
 	start := time.Now()
@@ -181,7 +181,7 @@ func TestCheckStoppedAndFailing(t *testing.T) {
 	// The adapter's own ready evidence: invoke_failure mode fails ready
 	// once its failing turn was reached, while live still passes.
 	rt = startRuntime(t, testPlan(t, scriptedV2, map[string]any{"mode": "invoke_failure"}), testOptions(t))
-	rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+	rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, InvokeOptions{})
 	if rep := rt.Check(context.Background(), checkReq(t, rt, "live", 0)); rep.Outcome != contract.OutcomePassed {
 		t.Fatalf("live: %s", mustJSON(rep))
 	}
@@ -222,7 +222,7 @@ func TestStopAfterHostDiedMidTurn(t *testing.T) {
 			}
 			done := make(chan outcome, 1)
 			go func() {
-				res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+				res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, InvokeOptions{})
 				done <- outcome{res, err}
 			}()
 			deadline := time.Now().Add(10 * time.Second)

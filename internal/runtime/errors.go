@@ -52,3 +52,12 @@ func errorInfo(stage string, err error) *contract.ErrorInfo {
 	}
 	return &contract.ErrorInfo{Stage: stage, Code: "runtime_error", Message: err.Error()}
 }
+
+// CheckPlan fails with a *contract.ConfigError (invalid_plan) at stage
+// unless p is a plan a host can be started from.
+func CheckPlan(p *contract.RunPlan, stage string) error {
+	if p == nil || p.AdapterDescriptor == nil {
+		return &contract.ConfigError{Failure: contract.Failure{Stage: stage, Code: "invalid_plan", Message: "the plan has no adapter descriptor"}}
+	}
+	return nil
+}

@@ -49,7 +49,7 @@ func TestMisbehavingHosts(t *testing.T) {
 				t.Fatal(err)
 			}
 			pgid := rt.HostPid()
-			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "hi"}, nil)
+			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "hi"}, InvokeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -59,7 +59,7 @@ func TestMisbehavingHosts(t *testing.T) {
 			if rt.State() != StateFailed {
 				t.Fatalf("state = %s, want failed", rt.State())
 			}
-			_, err = rt.Invoke(context.Background(), contract.RunRequest{Input: "again"}, nil)
+			_, err = rt.Invoke(context.Background(), contract.RunRequest{Input: "again"}, InvokeOptions{})
 			var se *contract.StateError
 			if !errors.As(err, &se) || se.Code != CodeRuntimeFailed {
 				t.Fatalf("invoke on failed runtime: %v", err)
@@ -90,7 +90,7 @@ func TestStopKillsGrandchildrenAndHangingHosts(t *testing.T) {
 				t.Fatal(err)
 			}
 			pgid := rt.HostPid()
-			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, InvokeOptions{})
 			if err != nil || res.Status != contract.StatusSucceeded || res.Output != "ok" {
 				t.Fatalf("invoke = %+v, %v", res, err)
 			}

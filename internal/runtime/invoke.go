@@ -12,6 +12,7 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/host"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/relay"
 	"github.com/fabric-runtime/fabric/internal/stream"
 )
 
@@ -19,19 +20,29 @@ import (
 // arrive only over protocol v2). It must not block for long.
 type EventSink func(contract.FabricEvent)
 
+// InvokeOptions are what a caller attaches to one invocation besides its
+// request.
+type InvokeOptions struct {
+	// Events receives the invocation's events as they happen (nil: none).
+	Events EventSink
+	// TraceEnv is the turn's trace context, given to the adapter in
+	// runtime_context.telemetry.env.
+	TraceEnv map[string]string
+}
+
 // Invoke runs one invocation. It fails at once with a *contract.StateError
 // (runtime_busy) when another invocation is running, and with runtime_stopped
 // or runtime_failed when the runtime cannot take turns. Otherwise it returns
 // a normalized RunResult: cancelling ctx cancels the turn (status
 // cancelled); a host crash, timeout or protocol violation gives a failed
 // result with that code and leaves the runtime failed.
-func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink EventSink) (*contract.RunResult, error) {
-	t, err := r.begin(req)
+func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, o InvokeOptions) (*contract.RunResult, error) {
+	t, err := r.begin(req, o.TraceEnv)
 	if err != nil {
 		return nil, err
 	}
 	if !r.opts.FollowTurns {
-		return r.run(ctx, t, &collector{sink: sink, keepAll: true}), nil
+		return r.run(ctx, t, &collector{sink: o.Events, keepAll: true}), nil
 	}
 	// A followable turn: its events also go to a log that watchers may
 	// attach to; a slow watcher loses records (DropOldest), never holds
@@ -39,7 +50,7 @@ func (r *Runtime) Invoke(ctx context.Context, req contract.RunRequest, sink Even
 	log := stream.NewLog(stream.Limits{Policy: stream.DropOldest}, func() uint64 { return uint64(r.streamSeq.Add(1)) })
 	turn := &Turn{InvocationID: t.invocationID, RequestID: t.req.RequestID, Log: log, done: make(chan struct{})}
 	r.setLastTurn(turn)
-	res := r.run(ctx, t, &collector{sink: sink, keepAll: true, log: log, ctx: ctx})
+	res := r.run(ctx, t, &collector{sink: o.Events, keepAll: true, log: log, ctx: ctx})
 	log.Close()
 	turn.res = res
 	close(turn.done)
@@ -79,10 +90,22 @@ type Turn struct {
 	Consumer *stream.Consumer
 	done     chan struct{}
 	res      *contract.RunResult
+	stats    stream.Stats
 }
 
 // Done is closed when the turn has ended and its result is available.
 func (t *Turn) Done() <-chan struct{} { return t.done }
+
+// Stats are the counters of a streamed turn's log, also in its result's
+// metadata["stream"]; zero until Done is closed.
+func (t *Turn) Stats() stream.Stats {
+	select {
+	case <-t.done:
+		return t.stats
+	default:
+		return stream.Stats{}
+	}
+}
 
 // Result is the turn's RunResult; nil until Done is closed.
 func (t *Turn) Result() *contract.RunResult {
@@ -95,14 +118,14 @@ func (t *Turn) Result() *contract.RunResult {
 }
 
 // InvokeStream starts an invocation and returns at once; its events go to
-// the turn's bounded log as they happen (and to sink, if not nil), and the
+// the turn's bounded log as they happen (and to o.Events, if not nil), and the
 // RunResult is available from the Turn when it ends. State errors are
 // returned at once, as Invoke does. Cancelling ctx cancels the turn;
 // nothing a consumer of the log does cancels it. The result keeps only
 // the lifecycle events (the log is the event record) and reports the
 // log's counters in metadata["stream"].
-func (r *Runtime) InvokeStream(ctx context.Context, req contract.RunRequest, lim stream.Limits, sink EventSink) (*Turn, error) {
-	t, err := r.begin(req)
+func (r *Runtime) InvokeStream(ctx context.Context, req contract.RunRequest, lim stream.Limits, o InvokeOptions) (*Turn, error) {
+	t, err := r.begin(req, o.TraceEnv)
 	if err != nil {
 		return nil, err
 	}
@@ -110,9 +133,10 @@ func (r *Runtime) InvokeStream(ctx context.Context, req contract.RunRequest, lim
 	turn := &Turn{InvocationID: t.invocationID, RequestID: t.req.RequestID, Log: log, Consumer: log.Subscribe(0), done: make(chan struct{})}
 	r.setLastTurn(turn)
 	go func() {
-		res := r.run(ctx, t, &collector{sink: sink, log: log, ctx: ctx})
+		res := r.run(ctx, t, &collector{sink: o.Events, log: log, ctx: ctx})
 		log.Close()
-		res.Metadata["stream"] = log.Stats()
+		turn.stats = log.Stats()
+		res.Metadata["stream"] = turn.stats
 		turn.res = res
 		close(turn.done)
 	}()
@@ -132,7 +156,8 @@ type turnState struct {
 	req          contract.RunRequest
 	invocationID string
 	first        bool
-	index        int // 1-based turn number
+	index        int               // 1-based turn number
+	traceEnv     map[string]string // InvokeOptions.TraceEnv
 	tctx         context.Context
 	tcancel      context.CancelFunc
 	done         chan struct{} // closed when run returns
@@ -140,7 +165,7 @@ type turnState struct {
 }
 
 // begin claims the runtime for one invocation or says why it cannot.
-func (r *Runtime) begin(req contract.RunRequest) (*turnState, error) {
+func (r *Runtime) begin(req contract.RunRequest, traceEnv map[string]string) (*turnState, error) {
 	if !r.invoking.CompareAndSwap(false, true) {
 		return nil, stateErr(CodeRuntimeBusy, "another invocation is running on runtime "+r.handle.RuntimeID)
 	}
@@ -160,7 +185,7 @@ func (r *Runtime) begin(req contract.RunRequest) (*turnState, error) {
 	if req.RequestID == "" {
 		req.RequestID = NewID("request")
 	}
-	t := &turnState{req: req, invocationID: NewID("invocation"), done: make(chan struct{}), returned: make(chan struct{})}
+	t := &turnState{req: req, invocationID: NewID("invocation"), traceEnv: traceEnv, done: make(chan struct{}), returned: make(chan struct{})}
 	// The turn's context ends on the invoke backstop, on Stop, or (after a
 	// cancel grace) when the caller cancels.
 	t.tctx, t.tcancel = host.WithDeadline(context.Background(), seconds(r.limits.InvokeSeconds))
@@ -209,19 +234,10 @@ func (r *Runtime) run(ctx context.Context, t *turnState, col *collector) *contra
 		r.cancelTurn(invocationID, t.tcancel, t.returned)
 	})
 	rc := r.runtimeContext(invocationID, req.RequestID)
-	if env, _ := ctx.Value(telemetryEnvKey{}).(map[string]string); len(env) > 0 && rc.Telemetry != nil {
-		rc.Telemetry.Env = env
+	if len(t.traceEnv) > 0 && rc.Telemetry != nil {
+		rc.Telemetry.Env = t.traceEnv
 	}
-	var endTurn func(context.Context) any
-	if obs := r.opts.Turns; obs != nil {
-		end, err := obs.BeginTurn(TurnIDs{RuntimeID: r.handle.RuntimeID, InvocationID: invocationID, RequestID: req.RequestID, Index: t.index},
-			func(_ context.Context, ev contract.FabricEvent) error { col.add(ev); return nil })
-		if err != nil {
-			r.opts.Logger.Warn("runtime: turn observer", "observer", obs.Name(), "error", err)
-		} else {
-			endTurn = end
-		}
-	}
+	relayTurn := r.beginRelay(t, col)
 	ares, err := r.host.Invoke(t.tctx, hostproto.InvokeParams{
 		RuntimeContext: rc,
 		Request:        contract.AgentRunRequest{Input: req.Input, Context: req.Context},
@@ -241,15 +257,30 @@ func (r *Runtime) run(ctx context.Context, t *turnState, col *collector) *contra
 			"host_protocol": r.plan.HostProtocol, "environment_provider": r.handle.Environment.Provider,
 		},
 	}
-	if endTurn != nil {
+	if relayTurn != nil {
 		ectx, ecancel := context.WithTimeout(context.Background(), 2*time.Second)
-		res.Metadata[r.opts.Turns.Name()] = endTurn(ectx)
+		res.Metadata["relay"] = relayTurn.End(ectx)
 		ecancel()
 	}
 	r.normalize(res, ares, err, wasCancelled, col)
 	col.add(r.event(contract.EventInvocationEnd, "invocation "+res.Status, map[string]any{"runtime_id": r.handle.RuntimeID, "invocation_id": invocationID, "status": res.Status}))
 	res.Events = col.events()
 	return res
+}
+
+// beginRelay opens the turn's Relay correlation, whose records become the
+// turn's events, when the runtime streams Relay (Telemetry.Relay).
+func (r *Runtime) beginRelay(t *turnState, col *collector) *relay.Turn {
+	if r.relay == nil {
+		return nil
+	}
+	key := relay.TurnKey{RuntimeID: r.handle.RuntimeID, InvocationID: t.invocationID, RequestID: t.req.RequestID, Index: t.index}
+	turn, err := r.relay.BeginTurn(key, func(_ context.Context, ev contract.FabricEvent) error { col.add(ev); return nil })
+	if err != nil {
+		r.opts.Logger.Warn("runtime: turn observer", "observer", "relay", "error", err)
+		return nil
+	}
+	return turn
 }
 
 // cancelTurn asks the host to cancel (v2), then kills the turn after the

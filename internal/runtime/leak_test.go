@@ -60,7 +60,7 @@ func cycle(t *testing.T, p *contract.RunPlan, opts Options) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := rt.Invoke(ctx, contract.RunRequest{Input: "x"}, nil)
+	res, err := rt.Invoke(ctx, contract.RunRequest{Input: "x"}, InvokeOptions{})
 	if err != nil || res.Status != contract.StatusSucceeded {
 		t.Fatalf("invoke %+v %v", res, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/host"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 	"github.com/fabric-runtime/fabric/internal/plan"
+	"github.com/fabric-runtime/fabric/internal/relay"
 	"github.com/fabric-runtime/fabric/internal/runtimetaint"
 )
 
@@ -49,46 +51,27 @@ type Options struct {
 	Key       BindingKey // HMAC key for runtime bindings (default: a fresh one)
 	Logger    *slog.Logger
 	Service   *ServiceBinding // the service the runtime is bound to (service.go), or nil
-	// RuntimeID presets the runtime's id (default: a fresh one), for
-	// callers that prepare per-runtime resources before Start.
-	RuntimeID string
-	// ExtraEnv is added to the host's environment last (trace context,
-	// telemetry sink credentials). Its values are scrubbed from
-	// diagnostics.
+	// ExtraEnv is added to the host's environment last (a per-runtime
+	// credential, say). Its values are scrubbed from diagnostics.
 	ExtraEnv []string
-	// Turns, if set, sees every invocation begin and end (telemetry
-	// sources such as the Relay listener).
-	Turns TurnObserver
 	// FollowTurns makes every invocation followable, not only streamed
 	// ones: Invoke also keeps the turn's events in a bounded log (that
 	// never holds the harness back) that LastTurn and Follow see.
 	FollowTurns bool
 }
 
-// TurnIDs identify one invocation for a TurnObserver.
-type TurnIDs struct {
-	RuntimeID, InvocationID, RequestID string
-	Index                              int // 1-based turn number of the runtime
-}
-
-// TurnObserver is told of each invocation before the host gets it. emit
-// adds an event to the invocation (and its stream); end is called once
-// the host answered, with a bounded context, and returns what to report
-// in the result's metadata under the observer's name.
-type TurnObserver interface {
-	Name() string
-	BeginTurn(ids TurnIDs, emit func(context.Context, contract.FabricEvent) error) (end func(context.Context) any, err error)
-}
-
-type telemetryEnvKey struct{}
-
-// WithTelemetryEnv returns a context whose invocations pass env to the
-// adapter in runtime_context.telemetry.env (trace context for the turn).
-func WithTelemetryEnv(ctx context.Context, env map[string]string) context.Context {
-	if len(env) == 0 {
-		return ctx
-	}
-	return context.WithValue(ctx, telemetryEnvKey{}, env)
+// Telemetry is what a runtime's start is given by the observers its
+// caller owns (internal/telemetry, internal/relay).
+type Telemetry struct {
+	// TraceEnv ("NAME=value") carries the trace context of the start to
+	// the host's environment (TRACEPARENT); scrubbed as ExtraEnv is.
+	TraceEnv []string
+	// Relay is the ATOF listener of a plan that enables NeMo Relay: the
+	// host is given the listener's sink in its Relay config and its
+	// credentials in its environment, and each turn's Relay records are
+	// correlated into the turn's events (metadata "relay"). Nil, or a
+	// plan without Relay, streams nothing.
+	Relay *relay.Listener
 }
 
 // DefaultStateDir is where runtime homes go when Options.StateDir is
@@ -123,6 +106,10 @@ type Runtime struct {
 	root    *string // artifact root
 	limits  contract.LifecycleLimits
 	harness string
+	// relay correlates Relay records into turns (Telemetry.Relay), and
+	// telemetry is the plan's telemetry with its sink, as the host got it.
+	relay     *relay.Listener
+	telemetry *contract.TelemetryPlan
 
 	state    atomic.Value // string
 	invoking atomic.Bool
@@ -147,35 +134,27 @@ type Runtime struct {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// Start launches the plan's adapter host and sends start within the start
-// deadline. On failure nothing is left behind: the host's process group is
-// killed and its home removed.
-func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, error) {
-	opts.fill()
-	if p == nil || p.AdapterDescriptor == nil {
-		return nil, &contract.ConfigError{Failure: contract.Failure{Stage: contract.StageStart, Code: "invalid_plan", Message: "the plan has no adapter descriptor"}}
+// New prepares a runtime for the plan without starting anything: it
+// mints the runtime's id and builds its handle, bound with opts.Key, in
+// state starting. (*Runtime).Start launches it.
+func New(p *contract.RunPlan, opts Options) (*Runtime, error) {
+	if err := CheckPlan(p, contract.StageStart); err != nil {
+		return nil, err
 	}
+	opts.fill()
 	d := &p.AdapterDescriptor.Descriptor
-	r := &Runtime{plan: p, opts: opts, limits: limitsOf(p)}
-	r.harness = d.Harness
+	r := &Runtime{plan: p, opts: opts, limits: limitsOf(p), harness: d.Harness, telemetry: p.TelemetryPlan}
 	if r.harness == "" {
 		r.harness = d.AdapterID
 	}
-	runtimeID := opts.RuntimeID
-	if runtimeID == "" {
-		runtimeID = NewID("runtime")
-	}
-	env := p.EnvironmentPlan
-	if env == nil {
-		env = &contract.EnvironmentConfig{Provider: contract.EnvironmentLocal, ControlLocation: contract.ControlInEnv, Ownership: contract.OwnershipCaller}
-	}
+	env := environmentOf(p)
 	if env.Artifacts != nil {
 		r.root = env.Artifacts
 	} else if p.Config.Runtime.Artifacts != nil {
 		r.root = p.Config.Runtime.Artifacts
 	}
 	r.handle = contract.RuntimeHandle{
-		RuntimeID: runtimeID, AgentName: p.AgentName, Harness: r.harness,
+		RuntimeID: NewID("runtime"), AgentName: p.AgentName, Harness: r.harness,
 		AdapterKind: d.AdapterKind, AdapterID: d.AdapterID,
 		Environment: contract.EnvironmentHandle{
 			EnvironmentID: NewID("environment"), Provider: env.Provider,
@@ -190,79 +169,163 @@ func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, er
 	}
 	r.handle.RuntimeBinding = opts.Key.Bind(&r.handle)
 	r.state.Store(StateStarting)
+	return r, nil
+}
 
-	if err := os.MkdirAll(opts.StateDir, 0o700); err != nil {
-		return nil, r.startFailure(fmt.Errorf("create state dir: %w", err))
+// environmentOf is the plan's environment, local when it names none.
+func environmentOf(p *contract.RunPlan) *contract.EnvironmentConfig {
+	if p.EnvironmentPlan != nil {
+		return p.EnvironmentPlan
 	}
-	home, err := os.MkdirTemp(opts.StateDir, runtimeID+"-")
+	return &contract.EnvironmentConfig{Provider: contract.EnvironmentLocal, ControlLocation: contract.ControlInEnv, Ownership: contract.OwnershipCaller}
+}
+
+// Start is New, then (*Runtime).Start with no telemetry.
+func Start(ctx context.Context, p *contract.RunPlan, opts Options) (*Runtime, error) {
+	r, err := New(p, opts)
 	if err != nil {
-		return nil, r.startFailure(fmt.Errorf("create runtime home: %w", err))
+		return nil, err
 	}
-	r.home = home
+	if err := r.Start(ctx, Telemetry{}); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Start launches the runtime's adapter host and sends start within the
+// start deadline; it is called once, on a runtime from New. On failure
+// the runtime is failed and nothing is left behind: the host's process
+// group is killed and its home removed.
+func (r *Runtime) Start(ctx context.Context, tel Telemetry) error {
+	relayEnv, err := r.attachRelay(tel.Relay)
+	if err != nil {
+		r.state.Store(StateFailed)
+		return err
+	}
+	if err := r.makeHome(); err != nil {
+		return r.startFailure(err)
+	}
+	spec, err := r.hostSpec(slices.Concat(r.opts.ExtraEnv, tel.TraceEnv, relayEnv))
+	if err != nil {
+		os.RemoveAll(r.home)
+		return err
+	}
+	sctx, cancel := host.WithDeadline(ctx, seconds(r.limits.StartSeconds))
+	defer cancel()
+	h, err := host.Launch(sctx, spec)
+	if err != nil {
+		os.RemoveAll(r.home)
+		return r.startFailure(err)
+	}
+	r.host = h
+	if err := r.sendStart(sctx); err != nil {
+		tctx, tcancel := context.WithTimeout(context.Background(), seconds(r.limits.StopSeconds))
+		h.Terminate(tctx)
+		tcancel()
+		os.RemoveAll(r.home)
+		return r.startFailure(err)
+	}
+	r.state.Store(StateActive)
+	r.opts.Logger.Debug("runtime started", "runtime_id", r.handle.RuntimeID, "adapter", r.handle.AdapterID, "pid", h.Pid())
+	return nil
+}
+
+// attachRelay keeps l for the runtime's turns when the plan enables Relay
+// and adds l's sink to the telemetry plan the host gets. It returns the
+// sink's credentials for the host's environment.
+func (r *Runtime) attachRelay(l *relay.Listener) ([]string, error) {
+	tp := r.plan.TelemetryPlan
+	if l == nil || tp == nil || !tp.RelayEnabled {
+		return nil, nil
+	}
+	sc := l.SinkConfig(r.handle.RuntimeID)
+	withSink, err := relay.WithSink(tp, sc)
+	if err != nil {
+		return nil, &contract.ConfigError{Failure: contract.Failure{Stage: contract.StageStart, Code: "invalid_relay_config", Path: "relay", Message: err.Error(), Err: err}}
+	}
+	r.relay, r.telemetry = l, withSink
+	env := make([]string, 0, len(sc.Env))
+	for k, v := range sc.Env {
+		env = append(env, k+"="+v)
+	}
+	return env, nil
+}
+
+// makeHome creates the runtime's private home under the state dir, and
+// its artifact root.
+func (r *Runtime) makeHome() error {
+	if err := os.MkdirAll(r.opts.StateDir, 0o700); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+	home, err := os.MkdirTemp(r.opts.StateDir, r.handle.RuntimeID+"-")
+	if err != nil {
+		return fmt.Errorf("create runtime home: %w", err)
+	}
 	if r.root != nil {
 		if err := os.MkdirAll(*r.root, 0o755); err != nil {
 			os.RemoveAll(home)
-			return nil, r.startFailure(fmt.Errorf("create artifact root: %w", err))
+			return fmt.Errorf("create artifact root: %w", err)
 		}
 	}
+	r.home = home
+	return nil
+}
+
+// hostSpec builds the host's command line and environment, with extra
+// ("NAME=value") added last; their values and the config's secrets are
+// scrubbed from its diagnostics. A CheckExec refusal is returned as it is.
+func (r *Runtime) hostSpec(extra []string) (host.Spec, error) {
+	p, opts := r.plan, &r.opts
 	artifacts := ""
 	if r.root != nil {
 		artifacts = *r.root
 	}
-	envv, path := hostEnv(p, &opts, runtimeID, home, artifacts)
+	envv, path := hostEnv(p, opts, r.handle.RuntimeID, r.home, artifacts)
 	envv, secrets := bindService(opts.Service, envv, secretValues(&p.Config, opts.LookupEnv))
-	for _, kv := range opts.ExtraEnv {
+	for _, kv := range extra {
 		envv = append(envv, kv)
 		if _, v, ok := strings.Cut(kv, "="); ok && len(v) >= 8 {
 			secrets = append(secrets, v)
 		}
 	}
-	bin, args, dir, err := command(p, &opts, path)
+	bin, args, dir, err := command(p, opts, path)
 	if err != nil {
-		os.RemoveAll(home)
-		return nil, r.startFailure(err)
+		return host.Spec{}, r.startFailure(err)
 	}
-	if err := checkExec(opts.CheckExec, bin, d.Requirements.Binaries, path); err != nil {
-		os.RemoveAll(home)
+	if err := checkExec(opts.CheckExec, bin, p.AdapterDescriptor.Descriptor.Requirements.Binaries, path); err != nil {
 		r.state.Store(StateFailed)
-		return nil, err
+		return host.Spec{}, err
 	}
-	sctx, cancel := host.WithDeadline(ctx, seconds(r.limits.StartSeconds))
-	defer cancel()
-	h, err := host.Launch(sctx, host.Spec{
-		Path: bin, Args: args, Dir: dir, Env: envv, Protocol: p.HostProtocol, Home: home,
+	return host.Spec{
+		Path: bin, Args: args, Dir: dir, Env: envv, Protocol: p.HostProtocol, Home: r.home,
 		Secrets: secrets, ExitGrace: seconds(r.limits.ExitGraceSeconds),
 		Logger: opts.Logger,
-	})
-	if err != nil {
-		os.RemoveAll(home)
-		return nil, r.startFailure(err)
-	}
-	r.host = h
-	rc := r.runtimeContext(NewID("invocation-start"), NewID("request-start"))
+	}, nil
+}
+
+// sendStart sends start to the launched host and keeps what it reports:
+// the interfaces it serves, and the runtime_start event of the first
+// result.
+func (r *Runtime) sendStart(ctx context.Context) error {
+	p := r.plan
 	sp := hostproto.StartParams{
-		AgentName: p.AgentName, BaseDir: p.BaseDir, Config: plan.AgentConfig(p), RuntimeContext: rc,
-		CapabilityPlan: &p.CapabilityPlan, TelemetryPlan: p.TelemetryPlan,
+		AgentName: p.AgentName, BaseDir: p.BaseDir, Config: plan.AgentConfig(p),
+		RuntimeContext: r.runtimeContext(NewID("invocation-start"), NewID("request-start")),
+		CapabilityPlan: &p.CapabilityPlan, TelemetryPlan: r.telemetry,
 	}
-	if opts.Service != nil {
-		sp.Service = &opts.Service.Service
+	if r.opts.Service != nil {
+		sp.Service = &r.opts.Service.Service
 	}
-	started, err := h.Start(sctx, sp)
+	started, err := r.host.Start(ctx, sp)
 	if err != nil {
-		tctx, tcancel := context.WithTimeout(context.Background(), seconds(r.limits.StopSeconds))
-		h.Terminate(tctx)
-		tcancel()
-		os.RemoveAll(home)
-		return nil, r.startFailure(err)
+		return err
 	}
 	r.handle.Interfaces = started.Interfaces
 	r.started = []contract.FabricEvent{r.event(contract.EventRuntimeStart, "runtime started", map[string]any{
-		"runtime_id": runtimeID, "environment_id": r.handle.Environment.EnvironmentID,
-		"environment_provider": env.Provider, "host_pid": h.Pid(),
+		"runtime_id": r.handle.RuntimeID, "environment_id": r.handle.Environment.EnvironmentID,
+		"environment_provider": r.handle.Environment.Provider, "host_pid": r.host.Pid(),
 	})}
-	r.state.Store(StateActive)
-	opts.Logger.Debug("runtime started", "runtime_id", runtimeID, "adapter", d.AdapterID, "pid", h.Pid())
-	return r, nil
+	return nil
 }
 
 func (r *Runtime) startFailure(err error) error {

@@ -36,11 +36,11 @@ func TestStartInvokeStop(t *testing.T) {
 			}
 			var live []string
 			var mu sync.Mutex
-			res, err := rt.Invoke(context.Background(), contract.RunRequest{RequestID: "my-request", Input: "hello"}, func(ev contract.FabricEvent) {
+			res, err := rt.Invoke(context.Background(), contract.RunRequest{RequestID: "my-request", Input: "hello"}, InvokeOptions{Events: func(ev contract.FabricEvent) {
 				mu.Lock()
 				live = append(live, ev.Kind)
 				mu.Unlock()
-			})
+			}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -67,7 +67,7 @@ func TestStartInvokeStop(t *testing.T) {
 			if res.Usage == nil || res.Usage.TotalTokens == nil {
 				t.Fatalf("usage %+v", res.Usage)
 			}
-			res2, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "again"}, nil)
+			res2, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "again"}, InvokeOptions{})
 			if err != nil || res2.Output != "turn 2: again" || strings.HasPrefix(res2.RequestID, "request-") == false {
 				t.Fatalf("second invoke %+v %v", res2, err)
 			}
@@ -83,7 +83,7 @@ func TestStartInvokeStop(t *testing.T) {
 			if err != nil || !again.AlreadyStopped {
 				t.Fatalf("second stop %+v %v", again, err)
 			}
-			_, err = rt.Invoke(context.Background(), contract.RunRequest{Input: "late"}, nil)
+			_, err = rt.Invoke(context.Background(), contract.RunRequest{Input: "late"}, InvokeOptions{})
 			var se *contract.StateError
 			if !errors.As(err, &se) || se.Code != CodeRuntimeStopped {
 				t.Fatalf("invoke after stop: %v", err)
@@ -101,12 +101,12 @@ func TestConcurrentInvokeIsBusy(t *testing.T) {
 			rt := startRuntime(t, testPlan(t, pr.adapter, map[string]any{"delay_ms": 1500}), testOptions(t))
 			first := make(chan *contract.RunResult, 1)
 			go func() {
-				res, _ := rt.Invoke(context.Background(), contract.RunRequest{Input: "slow"}, nil)
+				res, _ := rt.Invoke(context.Background(), contract.RunRequest{Input: "slow"}, InvokeOptions{})
 				first <- res
 			}()
 			waitState(t, rt, StateInvoking)
 			begin := time.Now()
-			_, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "second"}, nil)
+			_, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "second"}, InvokeOptions{})
 			var se *contract.StateError
 			if !errors.As(err, &se) || se.Code != CodeRuntimeBusy || !se.Retryable {
 				t.Fatalf("second invoke: %v", err)
@@ -129,7 +129,7 @@ func TestCancelInvocation(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			time.AfterFunc(200*time.Millisecond, cancel)
 			begin := time.Now()
-			res, err := rt.Invoke(ctx, contract.RunRequest{Input: "x"}, nil)
+			res, err := rt.Invoke(ctx, contract.RunRequest{Input: "x"}, InvokeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +148,7 @@ func TestCancelInvocation(t *testing.T) {
 				// ...and takes the next turn (cancelled again, quickly).
 				ctx2, cancel2 := context.WithTimeout(context.Background(), 100*time.Millisecond)
 				defer cancel2()
-				res, err := rt.Invoke(ctx2, contract.RunRequest{Input: "after"}, nil)
+				res, err := rt.Invoke(ctx2, contract.RunRequest{Input: "after"}, InvokeOptions{})
 				if err != nil || res.Status != contract.StatusCancelled || rt.State() != StateActive {
 					t.Fatalf("invoke after cancel: %+v %v state=%s", res, err, rt.State())
 				}
@@ -170,7 +170,7 @@ func TestHostKilledMidInvoke(t *testing.T) {
 			pgid := rt.HostPid()
 			done := make(chan *contract.RunResult, 1)
 			go func() {
-				res, _ := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+				res, _ := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, InvokeOptions{})
 				done <- res
 			}()
 			waitState(t, rt, StateInvoking)
@@ -234,7 +234,7 @@ func TestScriptedFailureModes(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer rt.Stop(context.Background())
-			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, InvokeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -256,7 +256,7 @@ func TestInvokeDeadline(t *testing.T) {
 				c.Runtime.Limits = &contract.LifecycleLimits{InvokeSeconds: 0.5}
 			})
 			rt := startRuntime(t, p, testOptions(t))
-			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+			res, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, InvokeOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,7 +279,7 @@ func TestStopDuringInvoke(t *testing.T) {
 			pgid := rt.HostPid()
 			done := make(chan *contract.RunResult, 1)
 			go func() {
-				res, _ := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+				res, _ := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, InvokeOptions{})
 				done <- res
 			}()
 			waitState(t, rt, StateInvoking)
@@ -297,6 +297,35 @@ func TestStopDuringInvoke(t *testing.T) {
 			waitGroupGone(t, pgid)
 			assertNoHomes(t, opts.StateDir)
 		})
+	}
+}
+
+// TestNewStartsNothing: New mints the runtime's id and builds its bound
+// handle before anything runs (the caller's start span names it); Start
+// then launches that runtime under the same id.
+func TestNewStartsNothing(t *testing.T) {
+	opts := testOptions(t)
+	opts.Key = NewBindingKey()
+	r, err := New(testPlan(t, scriptedV2, nil), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := r.Handle()
+	if !strings.HasPrefix(h.RuntimeID, "runtime-") || h.Status != StateStarting || h.Harness == "" || h.Environment.Provider != contract.EnvironmentLocal {
+		t.Fatalf("handle %+v", h)
+	}
+	if err := r.VerifyHandle(&h); err != nil {
+		t.Fatal(err)
+	}
+	if entries, _ := os.ReadDir(opts.StateDir); len(entries) != 0 {
+		t.Fatalf("New left %v in the state dir", entries)
+	}
+	if err := r.Start(context.Background(), Telemetry{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Stop(context.Background()) })
+	if got := r.Handle(); got.RuntimeID != h.RuntimeID || got.Status != StateActive {
+		t.Fatalf("started handle %+v", got)
 	}
 }
 

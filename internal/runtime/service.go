@@ -98,8 +98,8 @@ type ServiceHost struct {
 func LaunchService(ctx context.Context, p *contract.RunPlan, opts Options, sl ServiceLaunch) (*ServiceHost, hostproto.ServiceStartResult, error) {
 	opts.fill()
 	var none hostproto.ServiceStartResult
-	if p == nil || p.AdapterDescriptor == nil {
-		return nil, none, &contract.ConfigError{Failure: contract.Failure{Stage: contract.StagePrepare, Code: "invalid_plan", Message: "the plan has no adapter descriptor"}}
+	if err := CheckPlan(p, contract.StagePrepare); err != nil {
+		return nil, none, err
 	}
 	if p.HostProtocol != contract.HostProtocolV2 {
 		return nil, none, &contract.CapabilityError{Failure: contract.Failure{Stage: contract.StagePrepare, Code: "service_protocol_unsupported", Path: "harness.adapter_id", Message: fmt.Sprintf("services need host protocol %s; adapter %s speaks %q", contract.HostProtocolV2, p.AdapterDescriptor.Descriptor.AdapterID, p.HostProtocol)}}

@@ -100,7 +100,7 @@ func TestServiceBoundRuntime(t *testing.T) {
 		t.Fatal("the runtime host did not get the service's credential and id")
 	}
 	for want := 1; want <= 2; want++ {
-		r, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, nil)
+		r, err := rt.Invoke(context.Background(), contract.RunRequest{Input: "x"}, InvokeOptions{})
 		if err != nil || r.Output != strconv.Itoa(want)+"/"+strconv.Itoa(want) {
 			t.Fatalf("invoke %d: %+v %v", want, r.Output, err)
 		}

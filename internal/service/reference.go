@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/runtime"
 )
 
 // Error codes (stable; docs/services.md).
@@ -34,7 +35,9 @@ const InterfacesPath = "harness.settings.interfaces"
 
 // RejectInterfaces fails when cfg enables harness interfaces, which
 // services do not run (the interfaces contract defers service-bound
-// interfaces). Callers check it before planning or starting anything.
+// interfaces). The SDK calls it once, before planning or starting
+// anything, for every path that prepares, attaches or binds a service;
+// Prepare, Attach and Acquire take it as done.
 func RejectInterfaces(cfg *contract.FabricConfig, stage string) error {
 	if cfg == nil || cfg.Harness == nil {
 		return nil
@@ -52,8 +55,8 @@ func RejectInterfaces(cfg *contract.FabricConfig, stage string) error {
 // descriptor declares capabilities.service and its host speaks protocol
 // v2, which carries the service methods.
 func CheckAdapter(p *contract.RunPlan, stage string) error {
-	if p == nil || p.AdapterDescriptor == nil {
-		return &contract.ConfigError{Failure: contract.Failure{Stage: stage, Code: "invalid_plan", Message: "the plan has no adapter descriptor"}}
+	if err := runtime.CheckPlan(p, stage); err != nil {
+		return err
 	}
 	d := &p.AdapterDescriptor.Descriptor
 	if !d.Capabilities.Service {

@@ -54,12 +54,10 @@ type Service struct {
 
 // Prepare starts a Fabric-owned service for the plan's adapter: a service
 // host runs the adapter's service until Release. The plan must come from a
-// config without harness.settings.interfaces (RejectInterfaces).
+// config without harness.settings.interfaces: the caller refuses one with
+// RejectInterfaces before planning.
 func Prepare(ctx context.Context, p *contract.RunPlan, opts Options) (*Service, error) {
 	if err := CheckAdapter(p, contract.StagePrepare); err != nil {
-		return nil, err
-	}
-	if err := RejectInterfaces(&p.Config, contract.StagePrepare); err != nil {
 		return nil, err
 	}
 	d := &p.AdapterDescriptor.Descriptor
@@ -79,12 +77,10 @@ func Prepare(ctx context.Context, p *contract.RunPlan, opts Options) (*Service, 
 // plan's adapter, resolves the credentials ref names from the caller's
 // environment, and launches an attachment host whose adapter probes the
 // service (if the adapter can). Release detaches; the service is never
-// stopped by Fabric.
+// stopped by Fabric. The caller refuses harness.settings.interfaces with
+// RejectInterfaces before planning, as for Prepare.
 func Attach(ctx context.Context, p *contract.RunPlan, ref contract.ServiceReference, opts Options) (*Service, error) {
 	if err := CheckAdapter(p, contract.StagePrepare); err != nil {
-		return nil, err
-	}
-	if err := RejectInterfaces(&p.Config, contract.StagePrepare); err != nil {
 		return nil, err
 	}
 	env, err := ValidateReference(p, &ref, opts.lookup())
@@ -238,20 +234,15 @@ func stateErr(stage, code, msg string, retryable bool, md map[string]any) error 
 	return &contract.StateError{Failure: contract.Failure{Stage: stage, Code: code, Message: msg, Retryable: retryable, Metadata: md}}
 }
 
-// Acquire reserves the service for a runtime about to start from p: the
-// adapters must match, the service must be active, and the config must not
-// enable interfaces. It returns the binding for runtime.Options.Service
-// and done, which the caller must call once with the started runtime, or
-// with nil if the start failed.
-func (s *Service) Acquire(p *contract.RunPlan) (*runtime.ServiceBinding, func(User), error) {
-	if p == nil || p.AdapterDescriptor == nil {
-		return nil, nil, &contract.ConfigError{Failure: contract.Failure{Stage: contract.StageStart, Code: "invalid_plan", Message: "the plan has no adapter descriptor"}}
-	}
-	if id := p.AdapterDescriptor.Descriptor.AdapterID; id != s.handle.AdapterID {
+// Acquire reserves the service for a runtime of adapter id about to
+// start: the adapters must match and the service must be active (the
+// caller refuses a config that enables interfaces with RejectInterfaces).
+// It returns the binding for runtime.Options.Service and done, which the
+// caller must call once with the started runtime, or with nil if the
+// start failed.
+func (s *Service) Acquire(id string) (*runtime.ServiceBinding, func(User), error) {
+	if id != s.handle.AdapterID {
 		return nil, nil, capErr(contract.StageStart, CodeAdapterMismatch, "harness.adapter_id", fmt.Sprintf("service %s belongs to adapter %s, the runtime's config selects %s", s.handle.ServiceID, s.handle.AdapterID, id), id)
-	}
-	if err := RejectInterfaces(&p.Config, contract.StageStart); err != nil {
-		return nil, nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

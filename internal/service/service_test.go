@@ -171,7 +171,7 @@ func TestAcquireRelease(t *testing.T) {
 		t.Fatal("the binding does not depend on the key")
 	}
 
-	b, done, err := s.Acquire(p)
+	b, done, err := s.Acquire(p.AdapterDescriptor.Descriptor.AdapterID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +185,7 @@ func TestAcquireRelease(t *testing.T) {
 	done(nil) // the start failed
 	done(nil) // done is idempotent
 
-	_, done, _ = s.Acquire(p)
+	_, done, _ = s.Acquire(p.AdapterDescriptor.Descriptor.AdapterID)
 	u := newUser("runtime-1")
 	done(u)
 	if err := s.Release(ctx); !errors.As(err, &se) || se.Code != CodeInUse {
@@ -211,11 +211,11 @@ func TestAcquireRelease(t *testing.T) {
 	if s.Status() != contract.ServiceReleased {
 		t.Fatalf("status %s", s.Status())
 	}
-	if _, _, err := s.Acquire(p); !errors.As(err, &se) || se.Code != CodeReleased {
+	if _, _, err := s.Acquire(p.AdapterDescriptor.Descriptor.AdapterID); !errors.As(err, &se) || se.Code != CodeReleased {
 		t.Fatalf("acquire after release: %v", err)
 	}
 	var ke *contract.CapabilityError
-	if _, _, err := s.Acquire(testPlan(t, "fabric.scripted.v1", nil)); !errors.As(err, &ke) || ke.Code != CodeAdapterMismatch {
+	if _, _, err := s.Acquire("fabric.scripted.v1"); !errors.As(err, &ke) || ke.Code != CodeAdapterMismatch {
 		t.Fatalf("acquire for another adapter: %v", err)
 	}
 }
