@@ -64,6 +64,7 @@ var hostBad = merge(testSupport, generation, map[string]string{
 	Module + "/schemas":                     "the embedded schemas (for the validator)",
 	"go.yaml.in/yaml":                       "YAML",
 	"go.opentelemetry.io/otel/exporters":    "OTel exporters",
+	"go.opentelemetry.io/proto":             "the OTLP protobuf messages",
 	"go.opentelemetry.io/otel/sdk":          "the OTel SDK",
 	"google.golang.org/grpc":                "gRPC",
 	"google.golang.org/protobuf":            "protobuf",
@@ -107,7 +108,7 @@ var slowInit = map[string]string{
 // the programs that validate read the committed schemas (package
 // schemas), and internal/schemagen writes them in tests.
 var generation = map[string]string{
-	Module + "/internal/schemagen":   "JSON Schema generation (tests only; programs read package schemas)",
+	Module + "/internal/schemagen":  "JSON Schema generation (tests only; programs read package schemas)",
 	"github.com/invopop/jsonschema": "JSON Schema generation",
 	"github.com/pb33f/ordered-map":  "invopop/jsonschema's ordered map",
 	"go/parser":                     "a Go source parser (invopop/jsonschema reads Go comments)",
