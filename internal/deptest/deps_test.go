@@ -93,7 +93,7 @@ var hostPending = map[string]string{}
 // agentCtlBad is what fabric-agent-ctl must not link: it runs as a probe
 // through exec, so it carries the runtime but nothing for tests or for
 // the fabric CLI's own verbs.
-var agentCtlBad = merge(testSupport, slowInit, generation, map[string]string{
+var agentCtlBad = merge(testSupport, slowInit, generation, grpc, map[string]string{
 	Module + "/internal/cli": "the fabric CLI's command tree",
 })
 
@@ -102,6 +102,19 @@ var agentCtlBad = merge(testSupport, slowInit, generation, map[string]string{
 // process would pay it, most of them never using it.
 var slowInit = map[string]string{
 	"github.com/santhosh-tekuri/jsonschema": "a JSON Schema library that compiles every draft's meta-schema at init (~21k allocations)",
+}
+
+// grpc is OTLP over gRPC, opt-in (package otlp/otlpgrpc; Fabric's
+// binaries with -tags otlpgrpc): gRPC's package init costs every process
+// about a thousand allocations, and the default protocol is OTLP over
+// HTTP.
+var grpc = map[string]string{
+	"google.golang.org/grpc":                                            "gRPC (OTLP over gRPC is opt-in: otlp/otlpgrpc, -tags otlpgrpc)",
+	Module + "/otlp/otlpgrpc":                                           "OTLP over gRPC (opt-in: -tags otlpgrpc)",
+	"go.opentelemetry.io/proto/otlp/collector":                          "the OTLP collector services (they link gRPC)",
+	"github.com/grpc-ecosystem/grpc-gateway":                            "the gRPC gateway (linked by the OTLP collector services)",
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp":   "the upstream OTLP/HTTP trace exporter (links gRPC through the collector services; package otlp has its own client)",
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp": "the upstream OTLP/HTTP metric exporter (links gRPC through the collector services; package otlp has its own)",
 }
 
 // generation is JSON Schema generation, which no shipped program needs:
@@ -148,7 +161,8 @@ func TestDeps(t *testing.T) {
 		{Module + "/adapterkit", merge(hostBad, map[string]string{Module + "/adapters": "the bundled adapters (the kit serves them, never the reverse)"}), hostPending},
 		{Module + "/cmd/fabric-agent-ctl", agentCtlBad, nil},
 		{Module, sdkBad, nil},
-		{Module + "/cmd/fabric", merge(slowInit, generation), nil}, // it runs the conformance suite, so it links test support
+		{Module + "/otlp", merge(testSupport, grpc), nil},
+		{Module + "/cmd/fabric", merge(slowInit, generation, grpc), nil}, // it runs the conformance suite, so it links test support
 	} {
 		name := strings.TrimPrefix(c.pkg, Module+"/")
 		if c.pkg == Module {
