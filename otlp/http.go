@@ -173,8 +173,14 @@ func exportRequestJSON[M proto.Message](field string, items []M) ([]byte, error)
 	return append(b, "]}"...), nil
 }
 
-// idFields are the OTLP/JSON fields that hold trace and span ids.
-var idFields = map[string]bool{"traceId": true, "spanId": true, "parentSpanId": true}
+// isID says whether an OTLP/JSON field holds a trace or span id.
+func isID(jsonName string) bool {
+	switch jsonName {
+	case "traceId", "spanId", "parentSpanId":
+		return true
+	}
+	return false
+}
 
 func appendJSONMessage(b []byte, m protoreflect.Message) []byte {
 	b = append(b, '{')
@@ -249,7 +255,7 @@ func appendJSONValue(b []byte, fd protoreflect.FieldDescriptor, v protoreflect.V
 	case protoreflect.StringKind:
 		return appendJSONString(b, v.String())
 	case protoreflect.BytesKind:
-		if idFields[fd.JSONName()] {
+		if isID(fd.JSONName()) {
 			return appendJSONString(b, strings.ToUpper(hex.EncodeToString(v.Bytes())))
 		}
 		return appendJSONString(b, base64.StdEncoding.EncodeToString(v.Bytes()))
