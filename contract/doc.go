@@ -9,12 +9,14 @@
 // nemo-fabric-adapter-contract (checked by compat_test.go).
 //
 // Every document has a JSON Schema (draft 2020-12) generated from these
-// types by package contract/schema (All lists them, Generate renders one;
-// contract/validate checks a document against it), so that a program that
-// only exchanges documents, an adapter host say, links no schema
-// generator. The generated files live in schemas/<name>.schema.json at the
-// repository root; regenerate them with `go generate ./contract/schema`
-// after changing a type (TestSchemasUpToDate fails when they drift).
+// types by internal/schemagen, in tests only. The generated files live in
+// schemas/<name>.schema.json at the repository root; package schemas
+// embeds them and contract/validate checks a document against them, so
+// that no program links a schema generator, and a program that only
+// exchanges documents, an adapter host say, no validator either.
+// Regenerate them with `go test ./internal/schemagen -run
+// TestSchemasUpToDate -update` after changing a type (the test fails when
+// they drift).
 //
 // The package holds types and shape checks only: it must never load files,
 // start processes or talk to the network.

@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/fabric-runtime/fabric/contract/schema"
 	"github.com/fabric-runtime/fabric/contract/validate"
+	"github.com/fabric-runtime/fabric/internal/schemagen"
 )
 
 // TestSamplesValidate marshals realistic documents of every type and checks
@@ -18,13 +18,13 @@ import (
 func TestSamplesValidate(t *testing.T) {
 	v := validate.NewValidator()
 	all := samples()
-	for _, name := range schema.Names() {
+	for _, name := range schemagen.Names() {
 		docs := all[name]
 		if len(docs) == 0 {
 			t.Errorf("no sample document for schema %q", name)
 			continue
 		}
-		d, _ := schema.Lookup(name)
+		d, _ := schemagen.Lookup(name)
 		for i, doc := range docs {
 			if reflect.TypeOf(doc) != d.Type {
 				t.Fatalf("%s sample %d has type %T, want %v", name, i, doc, d.Type)
@@ -57,7 +57,7 @@ func TestValidatorConcurrent(t *testing.T) {
 	all := samples()
 	var wg sync.WaitGroup
 	for range 4 {
-		for _, name := range schema.Names() {
+		for _, name := range schemagen.Names() {
 			wg.Go(func() {
 				if err := v.ValidateValue(name, all[name][0]); err != nil {
 					t.Errorf("%s: %v", name, err)
@@ -70,7 +70,7 @@ func TestValidatorConcurrent(t *testing.T) {
 
 func schemaMap(t *testing.T, name string) map[string]any {
 	t.Helper()
-	b, err := schema.Generate(name)
+	b, err := schemagen.Generate(name)
 	if err != nil {
 		t.Fatal(err)
 	}

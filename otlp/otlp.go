@@ -2,205 +2,133 @@ package otlp
 
 import (
 	"context"
-	"crypto/tls"
-	"crypto/x509"
+	"errors"
 	"fmt"
-	"net/http"
-	"net/url"
-	"os"
-	"strings"
+	"sync/atomic"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	"golang.org/x/net/http/httpproxy"
-	"google.golang.org/grpc/credentials"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/fabric-runtime/fabric/internal/telemetry"
 )
 
-// Exporters builds Fabric's OTLP exporters (HTTP/protobuf, HTTP/JSON for
-// traces, gRPC) as the OTEL_* variables configure them.
-type Exporters struct{}
-
-// Every exporter option below is set explicitly, even to its default, so
-// that the exporters' own reading of the process environment (which they
-// do before applying options) never decides anything: the caller's lookup
-// is the only source.
-
-// tlsConfig builds the client TLS configuration of an https endpoint.
-func tlsConfig(es telemetry.Export) (*tls.Config, error) {
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
-	if es.Certificate != "" {
-		pem, err := os.ReadFile(es.Certificate)
-		if err != nil {
-			return nil, fmt.Errorf("telemetry: reading the OTLP CA certificate: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("telemetry: the OTLP CA certificate file %s holds no PEM certificate", es.Certificate)
-		}
-		cfg.RootCAs = pool
-	}
-	if es.ClientCert != "" {
-		pair, err := tls.LoadX509KeyPair(es.ClientCert, es.ClientKey)
-		if err != nil {
-			return nil, fmt.Errorf("telemetry: loading the OTLP client certificate: %w", err)
-		}
-		cfg.Certificates = []tls.Certificate{pair}
-	}
-	return cfg, nil
+// Exporters builds Fabric's OTLP exporters over HTTP (protobuf, and JSON
+// for traces) as the OTEL_* variables configure them. OTLP over gRPC
+// links gRPC, which costs every process that links it about a thousand
+// allocations at start whether it exports or not; it is built by GRPC
+// when that is set:
+//
+//	otlp.Exporters{GRPC: otlpgrpc.Exporters{}}
+//
+// and is otherwise an error that names the ways out.
+type Exporters struct {
+	// GRPC builds the exporters when the protocol is grpc; nil: not
+	// linked. Package otlp/otlpgrpc has them.
+	GRPC telemetry.Exporters
 }
 
-// proxyFunc resolves HTTP(S)_PROXY and NO_PROXY through the caller's
-// lookup (upper case first, as net/http does).
-func proxyFunc(lookup func(string) (string, bool)) func(*http.Request) (*url.URL, error) {
-	get := func(names ...string) string {
-		for _, n := range names {
-			if lookup == nil {
-				return ""
-			}
-			if v, ok := lookup(n); ok && v != "" {
-				return v
-			}
-		}
-		return ""
-	}
-	cfg := httpproxy.Config{
-		HTTPProxy:  get("HTTP_PROXY", "http_proxy"),
-		HTTPSProxy: get("HTTPS_PROXY", "https_proxy"),
-		NoProxy:    get("NO_PROXY", "no_proxy"),
-	}
-	pf := cfg.ProxyFunc()
-	return func(r *http.Request) (*url.URL, error) { return pf(r.URL) }
+// errNoGRPC is the error of the grpc protocol without Exporters.GRPC.
+func errNoGRPC(signal string) error {
+	return fmt.Errorf("telemetry: OTEL_EXPORTER_OTLP_PROTOCOL asks for grpc (%s), but this program exports OTLP over HTTP only: "+
+		"use http/protobuf (a collector's port 4318), or link OTLP over gRPC (otlp.Exporters{GRPC: otlpgrpc.Exporters{}}; Fabric's binaries: build with -tags otlpgrpc)", signal)
 }
 
-func isHTTPS(endpoint string) bool { return strings.HasPrefix(endpoint, "https://") }
-
-// SpanExporter builds the OTLP trace exporter e describes.
-func (Exporters) SpanExporter(ctx context.Context, es telemetry.Export) (sdktrace.SpanExporter, error) {
-	var tcfg *tls.Config
-	if isHTTPS(es.Endpoint) {
-		var err error
-		if tcfg, err = tlsConfig(es); err != nil {
-			return nil, err
-		}
-	}
+// SpanExporter builds the OTLP trace exporter es describes.
+func (x Exporters) SpanExporter(ctx context.Context, es telemetry.Export) (sdktrace.SpanExporter, error) {
 	if es.Protocol == telemetry.ProtocolGRPC {
-		opts := []otlptracegrpc.Option{
-			otlptracegrpc.WithEndpointURL(es.Endpoint),
-			otlptracegrpc.WithHeaders(es.Headers),
-			otlptracegrpc.WithTimeout(es.Timeout),
-			otlptracegrpc.WithCompressor(compressor(es.Gzip)),
+		if x.GRPC == nil {
+			return nil, errNoGRPC("traces")
 		}
-		if tcfg != nil {
-			opts = append(opts, otlptracegrpc.WithTLSCredentials(credentials.NewTLS(tcfg)))
-		} else {
-			opts = append(opts, otlptracegrpc.WithInsecure())
-		}
-		return otlptracegrpc.New(ctx, opts...)
+		return x.GRPC.SpanExporter(ctx, es)
 	}
-	comp := otlptracehttp.NoCompression
-	if es.Gzip {
-		comp = otlptracehttp.GzipCompression
+	p, err := newPoster(es)
+	if err != nil {
+		return nil, err
 	}
-	enc := otlptracehttp.EncodingProtobuf
-	if es.Protocol == telemetry.ProtocolHTTPJSON {
-		enc = otlptracehttp.EncodingJSON
-	}
-	opts := []otlptracehttp.Option{
-		otlptracehttp.WithEndpointURL(es.Endpoint),
-		otlptracehttp.WithHeaders(es.Headers),
-		otlptracehttp.WithTimeout(es.Timeout),
-		otlptracehttp.WithCompression(comp),
-		otlptracehttp.WithEncoding(enc),
-		otlptracehttp.WithProxy(proxyFunc(es.LookupEnv)),
-	}
-	if tcfg != nil {
-		opts = append(opts, otlptracehttp.WithTLSClientConfig(tcfg))
-	} else {
-		opts = append(opts, otlptracehttp.WithInsecure())
-	}
-	return otlptracehttp.New(ctx, opts...)
+	return otlptrace.New(ctx, &traceClient{poster: p, json: es.Protocol == telemetry.ProtocolHTTPJSON})
 }
 
-// MetricExporter builds the OTLP metric exporter e describes.
-func (Exporters) MetricExporter(ctx context.Context, es telemetry.Export) (sdkmetric.Exporter, error) {
-	var tcfg *tls.Config
-	if isHTTPS(es.Endpoint) {
-		var err error
-		if tcfg, err = tlsConfig(es); err != nil {
-			return nil, err
+// traceClient uploads the spans otlptrace has converted to OTLP.
+type traceClient struct {
+	*poster
+	json bool
+}
+
+func (c *traceClient) Start(context.Context) error { return nil }
+
+func (c *traceClient) Stop(ctx context.Context) error {
+	c.close()
+	return ctx.Err()
+}
+
+func (c *traceClient) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSpans) error {
+	if c.json {
+		body, err := exportRequestJSON("resourceSpans", spans)
+		if err != nil {
+			return err
 		}
+		return c.post(ctx, body, contentTypeJSON)
 	}
-	sel := temporalitySelector(es.Temporality)
+	body, err := exportRequest(spans)
+	if err != nil {
+		return err
+	}
+	return c.post(ctx, body, contentTypeProto)
+}
+
+// MetricExporter builds the OTLP metric exporter es describes. OTLP/JSON
+// is for traces only: metrics go as protobuf (docs/telemetry.md).
+func (x Exporters) MetricExporter(ctx context.Context, es telemetry.Export) (sdkmetric.Exporter, error) {
 	if es.Protocol == telemetry.ProtocolGRPC {
-		opts := []otlpmetricgrpc.Option{
-			otlpmetricgrpc.WithEndpointURL(es.Endpoint),
-			otlpmetricgrpc.WithHeaders(es.Headers),
-			otlpmetricgrpc.WithTimeout(es.Timeout),
-			otlpmetricgrpc.WithCompressor(compressor(es.Gzip)),
-			otlpmetricgrpc.WithTemporalitySelector(sel),
-			otlpmetricgrpc.WithAggregationSelector(sdkmetric.DefaultAggregationSelector),
+		if x.GRPC == nil {
+			return nil, errNoGRPC("metrics")
 		}
-		if tcfg != nil {
-			opts = append(opts, otlpmetricgrpc.WithTLSCredentials(credentials.NewTLS(tcfg)))
-		} else {
-			opts = append(opts, otlpmetricgrpc.WithInsecure())
-		}
-		return otlpmetricgrpc.New(ctx, opts...)
+		return x.GRPC.MetricExporter(ctx, es)
 	}
-	comp := otlpmetrichttp.NoCompression
-	if es.Gzip {
-		comp = otlpmetrichttp.GzipCompression
+	p, err := newPoster(es)
+	if err != nil {
+		return nil, err
 	}
-	opts := []otlpmetrichttp.Option{
-		otlpmetrichttp.WithEndpointURL(es.Endpoint),
-		otlpmetrichttp.WithHeaders(es.Headers),
-		otlpmetrichttp.WithTimeout(es.Timeout),
-		otlpmetrichttp.WithCompression(comp),
-		otlpmetrichttp.WithProxy(proxyFunc(es.LookupEnv)),
-		otlpmetrichttp.WithTemporalitySelector(sel),
-		otlpmetrichttp.WithAggregationSelector(sdkmetric.DefaultAggregationSelector),
-	}
-	if tcfg != nil {
-		opts = append(opts, otlpmetrichttp.WithTLSClientConfig(tcfg))
-	} else {
-		opts = append(opts, otlpmetrichttp.WithInsecure())
-	}
-	return otlpmetrichttp.New(ctx, opts...)
+	return &metricExporter{poster: p, temporality: es.TemporalitySelector()}, nil
 }
 
-func compressor(gzip bool) string {
-	if gzip {
-		return "gzip"
-	}
-	return "none"
+// metricExporter sends the metrics SDK's collections to the collector.
+type metricExporter struct {
+	*poster
+	temporality sdkmetric.TemporalitySelector
+	shut        atomic.Bool
 }
 
-// temporalitySelector maps the OTLP temporality preference.
-func temporalitySelector(pref string) sdkmetric.TemporalitySelector {
-	switch pref {
-	case telemetry.TemporalityDelta:
-		return func(k sdkmetric.InstrumentKind) metricdata.Temporality {
-			switch k {
-			case sdkmetric.InstrumentKindUpDownCounter, sdkmetric.InstrumentKindObservableUpDownCounter:
-				return metricdata.CumulativeTemporality
-			}
-			return metricdata.DeltaTemporality
-		}
-	case telemetry.TemporalityLowMemory:
-		return func(k sdkmetric.InstrumentKind) metricdata.Temporality {
-			switch k {
-			case sdkmetric.InstrumentKindCounter, sdkmetric.InstrumentKindHistogram:
-				return metricdata.DeltaTemporality
-			}
-			return metricdata.CumulativeTemporality
-		}
+var errShutdown = errors.New("telemetry: the OTLP metric exporter is shut down")
+
+func (e *metricExporter) Temporality(k sdkmetric.InstrumentKind) metricdata.Temporality {
+	return e.temporality(k)
+}
+
+func (e *metricExporter) Aggregation(k sdkmetric.InstrumentKind) sdkmetric.Aggregation {
+	return sdkmetric.DefaultAggregationSelector(k)
+}
+
+func (e *metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetrics) error {
+	if e.shut.Load() {
+		return errShutdown
 	}
-	return sdkmetric.DefaultTemporalitySelector
+	pb, convErr := resourceMetrics(rm)
+	body, err := exportRequest([]*metricspb.ResourceMetrics{pb})
+	if err != nil {
+		return errors.Join(convErr, err)
+	}
+	return errors.Join(convErr, e.post(ctx, body, contentTypeProto))
+}
+
+func (e *metricExporter) ForceFlush(ctx context.Context) error { return ctx.Err() }
+
+func (e *metricExporter) Shutdown(ctx context.Context) error {
+	e.shut.Store(true)
+	e.close()
+	return ctx.Err()
 }

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fabric-runtime/fabric/contract/schema"
 	"github.com/fabric-runtime/fabric/internal/catalog"
+	"github.com/fabric-runtime/fabric/schemas"
 )
 
-// Validator checks documents against the schemas generated from the
-// contract package's types (see schema.Generate). Each schema is compiled
-// the first time it is used. A Validator is safe for concurrent use.
+// Validator checks documents against the committed schemas (package
+// schemas, equal to what internal/schemagen generates from the contract
+// types). Each schema is compiled the first time it is used. A Validator is safe for concurrent use.
 type Validator struct {
 	schemas map[string]*lazySchema // fixed at construction
 }
@@ -24,11 +24,11 @@ type lazySchema struct {
 	err    error
 }
 
-// NewValidator returns a Validator for every name in schema.Names.
+// NewValidator returns a Validator for every name in schemas.Names.
 func NewValidator() *Validator {
 	v := &Validator{schemas: make(map[string]*lazySchema)}
-	for _, d := range schema.All() {
-		v.schemas[d.Name] = &lazySchema{name: d.Name}
+	for _, name := range schemas.Names() {
+		v.schemas[name] = &lazySchema{name: name}
 	}
 	return v
 }
@@ -45,7 +45,7 @@ func Validate(name string, doc []byte) error {
 func (v *Validator) Validate(name string, doc []byte) error {
 	l, ok := v.schemas[name]
 	if !ok {
-		return fmt.Errorf("contract: unknown schema %q (known: %s)", name, strings.Join(schema.Names(), ", "))
+		return fmt.Errorf("contract: unknown schema %q (known: %s)", name, strings.Join(schemas.Names(), ", "))
 	}
 	s, err := l.compiled()
 	if err != nil {
@@ -79,16 +79,13 @@ func (v *Validator) ValidateValue(name string, value any) error {
 
 func (l *lazySchema) compiled() (*catalog.Schema, error) {
 	l.once.Do(func() {
-		l.schema, l.err = compileGenerated(l.name)
+		l.schema, l.err = compile(l.name)
 	})
 	return l.schema, l.err
 }
 
-func compileGenerated(name string) (*catalog.Schema, error) {
-	raw, err := schema.Generate(name)
-	if err != nil {
-		return nil, err
-	}
+func compile(name string) (*catalog.Schema, error) {
+	raw, _ := schemas.Lookup(name) // name is one of schemas.Names
 	s, err := catalog.CompileSchema(name, raw)
 	if err != nil {
 		return nil, fmt.Errorf("contract: compile schema %w", err)

@@ -13,7 +13,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
-	"github.com/fabric-runtime/fabric/otlp"
+	"github.com/fabric-runtime/fabric/internal/clientopts"
 )
 
 func (a *app) conformanceCommand() *cobra.Command {
@@ -38,7 +38,7 @@ func (a *app) conformanceCommand() *cobra.Command {
 			// Items that start runtimes build clients of their own: they get
 			// what the SDK links only by opt-in, as this binary's do.
 			opts := conformance.Options{ItemTimeout: itemTimeout, Only: only, ClientOptions: []fabric.Option{
-				fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{})}}
+				fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(clientopts.OTLP())}}
 			if a.output == "text" {
 				opts.Progress = func(it conformance.Item) { fmt.Fprintln(a.stdio.Out, it) }
 			}

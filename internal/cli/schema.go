@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/fabric-runtime/fabric/contract/schema"
+	"github.com/fabric-runtime/fabric/schemas"
 )
 
 func (a *app) schemaCommand() *cobra.Command {
@@ -15,29 +15,25 @@ func (a *app) schemaCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "schema [NAME|--all]",
 		Short: "Print the JSON Schema (2020-12) of a Fabric document",
-		Long:  "Print the JSON Schema of one document, or of every document with --all. Without arguments, list the document names.",
+		Long:  "Print the JSON Schema of one document, or of every document with --all, as published in the schemas/ directory of Fabric's source. Without arguments, list the document names.",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			names := schema.Names()
+			names := schemas.Names()
 			switch {
 			case all && len(args) > 0:
 				return &exitError{code: ExitUsage, err: fmt.Errorf("give a NAME or --all, not both")}
 			case all:
 				out := map[string]json.RawMessage{}
 				for _, n := range names {
-					b, err := schema.Generate(n)
-					if err != nil {
-						return err
-					}
-					out[n] = b
+					out[n], _ = schemas.Lookup(n)
 				}
 				return a.writeJSON(out)
 			case len(args) == 1:
-				b, err := schema.Generate(args[0])
-				if err != nil {
+				b, ok := schemas.Lookup(args[0])
+				if !ok {
 					return &exitError{code: ExitUsage, err: fmt.Errorf("unknown schema %q; known: %v", args[0], names)}
 				}
-				_, err = a.stdio.Out.Write(b)
+				_, err := a.stdio.Out.Write(b)
 				return err
 			}
 			if a.output == "json" {

@@ -57,16 +57,14 @@ var testSupport = map[string]string{
 // hostBad is what an adapter host, and the kit it is built from, must not
 // link: it starts for every runtime, so everything it links it pays for
 // in start time and memory.
-var hostBad = merge(testSupport, map[string]string{
+var hostBad = merge(testSupport, generation, map[string]string{
 	"github.com/santhosh-tekuri/jsonschema": "JSON Schema compilation",
 	"github.com/kaptinlin/jsonschema":       "JSON Schema compilation",
 	Module + "/contract/validate":           "JSON Schema compilation",
-	Module + "/contract/schema":             "JSON Schema generation",
-	"github.com/invopop/jsonschema":         "JSON Schema generation",
+	Module + "/schemas":                     "the embedded schemas (for the validator)",
 	"go.yaml.in/yaml":                       "YAML",
-	"github.com/pb33f/ordered-map":          "invopop/jsonschema's ordered map",
-	"go/parser":                             "a Go source parser (invopop/jsonschema reads Go comments)",
 	"go.opentelemetry.io/otel/exporters":    "OTel exporters",
+	"go.opentelemetry.io/proto":             "the OTLP protobuf messages",
 	"go.opentelemetry.io/otel/sdk":          "the OTel SDK",
 	"google.golang.org/grpc":                "gRPC",
 	"google.golang.org/protobuf":            "protobuf",
@@ -89,14 +87,13 @@ var hostBad = merge(testSupport, map[string]string{
 
 // hostPending is what the host still links and must not, each waiting on
 // a move this guard cannot make alone: when one is no longer linked, the
-// test fails until it is moved into hostBad, so it stays out. (Schema
-// generation, with YAML through its ordered map, moved to contract/schema.)
+// test fails until it is moved into hostBad, so it stays out.
 var hostPending = map[string]string{}
 
 // agentCtlBad is what fabric-agent-ctl must not link: it runs as a probe
 // through exec, so it carries the runtime but nothing for tests or for
 // the fabric CLI's own verbs.
-var agentCtlBad = merge(testSupport, slowInit, map[string]string{
+var agentCtlBad = merge(testSupport, slowInit, generation, grpc, map[string]string{
 	Module + "/internal/cli": "the fabric CLI's command tree",
 })
 
@@ -107,11 +104,34 @@ var slowInit = map[string]string{
 	"github.com/santhosh-tekuri/jsonschema": "a JSON Schema library that compiles every draft's meta-schema at init (~21k allocations)",
 }
 
+// grpc is OTLP over gRPC, opt-in (package otlp/otlpgrpc; Fabric's
+// binaries with -tags otlpgrpc): gRPC's package init costs every process
+// about a thousand allocations, and the default protocol is OTLP over
+// HTTP.
+var grpc = map[string]string{
+	"google.golang.org/grpc":                                            "gRPC (OTLP over gRPC is opt-in: otlp/otlpgrpc, -tags otlpgrpc)",
+	Module + "/otlp/otlpgrpc":                                           "OTLP over gRPC (opt-in: -tags otlpgrpc)",
+	"go.opentelemetry.io/proto/otlp/collector":                          "the OTLP collector services (they link gRPC)",
+	"github.com/grpc-ecosystem/grpc-gateway":                            "the gRPC gateway (linked by the OTLP collector services)",
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp":   "the upstream OTLP/HTTP trace exporter (links gRPC through the collector services; package otlp has its own client)",
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp": "the upstream OTLP/HTTP metric exporter (links gRPC through the collector services; package otlp has its own)",
+}
+
+// generation is JSON Schema generation, which no shipped program needs:
+// the programs that validate read the committed schemas (package
+// schemas), and internal/schemagen writes them in tests.
+var generation = map[string]string{
+	Module + "/internal/schemagen":  "JSON Schema generation (tests only; programs read package schemas)",
+	"github.com/invopop/jsonschema": "JSON Schema generation",
+	"github.com/pb33f/ordered-map":  "invopop/jsonschema's ordered map",
+	"go/parser":                     "a Go source parser (invopop/jsonschema reads Go comments)",
+}
+
 // sdkBad is what the root SDK must not link: a program that imports
 // package fabric alone pays for no adapter and no exporter; the bundled
 // adapters (fabric.WithBundledAdapters) and the OTLP exporters are opt-in
 // packages that Fabric's binaries wire in.
-var sdkBad = merge(testSupport, slowInit, map[string]string{
+var sdkBad = merge(testSupport, slowInit, generation, map[string]string{
 	Module + "/adapters":                 "the bundled adapters (opt in with fabric.WithBundledAdapters)",
 	Module + "/otlp":                     "the OTLP exporters (opt in with fabric.WithOTLPExporters)",
 	"go.opentelemetry.io/otel/exporters": "OTel exporters",
@@ -141,7 +161,8 @@ func TestDeps(t *testing.T) {
 		{Module + "/adapterkit", merge(hostBad, map[string]string{Module + "/adapters": "the bundled adapters (the kit serves them, never the reverse)"}), hostPending},
 		{Module + "/cmd/fabric-agent-ctl", agentCtlBad, nil},
 		{Module, sdkBad, nil},
-		{Module + "/cmd/fabric", slowInit, nil}, // it runs the conformance suite, so it links test support
+		{Module + "/otlp", merge(testSupport, grpc), nil},
+		{Module + "/cmd/fabric", merge(slowInit, generation, grpc), nil}, // it runs the conformance suite, so it links test support
 	} {
 		name := strings.TrimPrefix(c.pkg, Module+"/")
 		if c.pkg == Module {

@@ -12,10 +12,10 @@ import (
 	"sync"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/contract/schema"
 	"github.com/fabric-runtime/fabric/internal/catalog"
 	"github.com/fabric-runtime/fabric/internal/strictdoc"
 	"github.com/fabric-runtime/fabric/internal/treemanifest"
+	"github.com/fabric-runtime/fabric/schemas"
 )
 
 // SchemaName is the published schema of a package descriptor
@@ -23,9 +23,9 @@ import (
 const SchemaName = "runtime-package"
 
 var compiledSchema = sync.OnceValues(func() (*catalog.Schema, error) {
-	raw, err := schema.Generate(SchemaName)
-	if err != nil {
-		return nil, err
+	raw, ok := schemas.Lookup(SchemaName)
+	if !ok {
+		return nil, fmt.Errorf("schemas/%s.schema.json is not embedded", SchemaName)
 	}
 	return catalog.CompileSchema(SchemaName, raw)
 })

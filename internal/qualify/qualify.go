@@ -19,9 +19,9 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/clientopts"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 	"github.com/fabric-runtime/fabric/internal/receipt"
-	"github.com/fabric-runtime/fabric/otlp"
 )
 
 // Package is the package release to qualify, as the caller read it from
@@ -128,7 +128,7 @@ func Qualify(ctx context.Context, p Package, opts Options) (*receipt.Statement, 
 		return nil, fmt.Errorf("qualify: host binary: %w", err)
 	}
 	started := opts.Now()
-	copts := append([]fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(otlp.Exporters{}), fabric.WithHostBinary(host)}, opts.ClientOptions...)
+	copts := append([]fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithOTLPExporters(clientopts.OTLP()), fabric.WithHostBinary(host)}, opts.ClientOptions...)
 	rep := conformance.Run(ctx, nil, profile, conformance.Options{
 		ClientOptions: copts, TempDir: opts.TempDir, ItemTimeout: opts.ItemTimeout, Env: opts.Env, Only: opts.Only,
 		Progress: func(it conformance.Item) {

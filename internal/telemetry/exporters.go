@@ -2,8 +2,13 @@ package telemetry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"log/slog"
+	"os"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -30,6 +35,57 @@ type Export struct {
 	LookupEnv func(string) (string, bool)
 }
 
+// TLSConfig is the client TLS configuration of an https endpoint, nil for
+// another: the CA bundle and the client certificate the variables name.
+func (e Export) TLSConfig() (*tls.Config, error) {
+	if !strings.HasPrefix(e.Endpoint, "https://") {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if e.Certificate != "" {
+		pem, err := os.ReadFile(e.Certificate)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: reading the OTLP CA certificate: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("telemetry: the OTLP CA certificate file %s holds no PEM certificate", e.Certificate)
+		}
+		cfg.RootCAs = pool
+	}
+	if e.ClientCert != "" {
+		pair, err := tls.LoadX509KeyPair(e.ClientCert, e.ClientKey)
+		if err != nil {
+			return nil, fmt.Errorf("telemetry: loading the OTLP client certificate: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
+}
+
+// TemporalitySelector maps the metrics temporality preference.
+func (e Export) TemporalitySelector() sdkmetric.TemporalitySelector {
+	switch e.Temporality {
+	case TemporalityDelta:
+		return func(k sdkmetric.InstrumentKind) metricdata.Temporality {
+			switch k {
+			case sdkmetric.InstrumentKindUpDownCounter, sdkmetric.InstrumentKindObservableUpDownCounter:
+				return metricdata.CumulativeTemporality
+			}
+			return metricdata.DeltaTemporality
+		}
+	case TemporalityLowMemory:
+		return func(k sdkmetric.InstrumentKind) metricdata.Temporality {
+			switch k {
+			case sdkmetric.InstrumentKindCounter, sdkmetric.InstrumentKindHistogram:
+				return metricdata.DeltaTemporality
+			}
+			return metricdata.CumulativeTemporality
+		}
+	}
+	return sdkmetric.DefaultTemporalitySelector
+}
+
 // OTLP protocols (OTEL_EXPORTER_OTLP_PROTOCOL).
 const (
 	ProtocolHTTPProtobuf = "http/protobuf"
@@ -45,9 +101,10 @@ const (
 )
 
 // Exporters builds the OTLP exporters the OTEL_* variables turn on. The
-// exporters (and gRPC and protobuf under them) are an opt-in package,
+// exporters (and protobuf under them) are an opt-in package,
 // github.com/fabric-runtime/fabric/otlp, so that a program that exports
-// nothing links none of them.
+// nothing links none of them; OTLP over gRPC is a further one,
+// github.com/fabric-runtime/fabric/otlp/otlpgrpc.
 type Exporters interface {
 	SpanExporter(ctx context.Context, e Export) (sdktrace.SpanExporter, error)
 	MetricExporter(ctx context.Context, e Export) (sdkmetric.Exporter, error)

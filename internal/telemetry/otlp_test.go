@@ -18,6 +18,7 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/telemetry"
 	"github.com/fabric-runtime/fabric/otlp"
+	"github.com/fabric-runtime/fabric/otlp/otlpgrpc"
 	collmetrics "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
 	colltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
@@ -306,7 +307,7 @@ func TestOTLPGRPCExport(t *testing.T) {
 		<-served
 	}()
 
-	tel, err := telemetry.New(context.Background(), telemetry.Options{Exporters: otlp.Exporters{}, LookupEnv: telemetry.EnvOf(map[string]string{
+	tel, err := telemetry.New(context.Background(), telemetry.Options{Exporters: otlp.Exporters{GRPC: otlpgrpc.Exporters{}}, LookupEnv: telemetry.EnvOf(map[string]string{
 		"OTEL_TRACES_EXPORTER":        "otlp",
 		"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
 		"OTEL_EXPORTER_OTLP_ENDPOINT": ln.Addr().String(),
@@ -325,6 +326,24 @@ func TestOTLPGRPCExport(t *testing.T) {
 	defer svc.mu.Unlock()
 	if !slices.Contains(svc.names, "invoke_agent demo") || !slices.Contains(svc.names, "execute_tool shell") {
 		t.Errorf("gRPC collector got %v", svc.names)
+	}
+}
+
+// OTLP over gRPC is a package of its own: without it the grpc protocol is
+// an error that names the ways out, for traces and for metrics.
+func TestOTLPGRPCNotLinked(t *testing.T) {
+	for _, signal := range []string{"traces", "metrics"} {
+		env := map[string]string{
+			"OTEL_TRACES_EXPORTER":        "none",
+			"OTEL_METRICS_EXPORTER":       "none",
+			"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc",
+			"OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:4317",
+		}
+		env["OTEL_"+strings.ToUpper(signal)+"_EXPORTER"] = "otlp"
+		_, err := telemetry.New(context.Background(), telemetry.Options{Exporters: otlp.Exporters{}, LookupEnv: telemetry.EnvOf(env)})
+		if err == nil || !strings.Contains(err.Error(), "http/protobuf") || !strings.Contains(err.Error(), "otlpgrpc") || !strings.Contains(err.Error(), signal) {
+			t.Errorf("%s over grpc without otlpgrpc: err = %v, want one naming http/protobuf and otlpgrpc", signal, err)
+		}
 	}
 }
 

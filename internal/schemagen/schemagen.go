@@ -1,6 +1,10 @@
-package schema
-
-//go:generate go run ./internal/schemagen -out ../../schemas
+// Package schemagen generates the JSON Schemas of the documents Fabric
+// exchanges from the Go types of package contract. It runs in tests only:
+// the drift test writes schemas/ with -update and otherwise checks that the
+// committed files, which package schemas embeds for the programs that
+// validate, are what it generates. No shipped program links it
+// (internal/deptest).
+package schemagen
 
 import (
 	"bytes"
@@ -87,7 +91,7 @@ func Lookup(name string) (Doc, bool) {
 }
 
 func unknownSchemaError(name string) error {
-	return fmt.Errorf("contract: unknown schema %q (known: %s)", name, strings.Join(Names(), ", "))
+	return fmt.Errorf("schemagen: unknown schema %q (known: %s)", name, strings.Join(Names(), ", "))
 }
 
 // Generate returns the JSON Schema (draft 2020-12) of the named
@@ -111,7 +115,7 @@ func Generate(name string) ([]byte, error) {
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(s); err != nil {
-		return nil, fmt.Errorf("schema: encode schema %q: %w", name, err)
+		return nil, fmt.Errorf("schemagen: encode schema %q: %w", name, err)
 	}
 	return buf.Bytes(), nil
 }

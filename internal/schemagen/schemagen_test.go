@@ -1,4 +1,4 @@
-package schema_test
+package schemagen_test
 
 import (
 	"bytes"
@@ -15,19 +15,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/contract/schema"
 	"github.com/fabric-runtime/fabric/contract/validate"
+	"github.com/fabric-runtime/fabric/internal/schemagen"
+	"github.com/fabric-runtime/fabric/schemas"
 )
 
-var update = flag.Bool("update", false, "rewrite ../schemas from the Go types instead of comparing")
+var update = flag.Bool("update", false, "rewrite schemas/ from the Go types instead of comparing")
 
-const schemaDir = "../../schemas"
+const (
+	schemaDir = "../../schemas"
+	regen     = "go test ./internal/schemagen -run TestSchemasUpToDate -update"
+)
 
-// TestSchemasUpToDate is the drift check for the committed schemas/ files.
+// TestSchemasUpToDate is the drift check: the committed schemas/ files,
+// and the copies package schemas embeds, are what the generator writes.
+// With -update it writes them.
 func TestSchemasUpToDate(t *testing.T) {
-	names := schema.Names()
+	names := schemagen.Names()
 	for _, name := range names {
-		want, err := schema.Generate(name)
+		want, err := schemagen.Generate(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,12 +46,21 @@ func TestSchemasUpToDate(t *testing.T) {
 		}
 		got, err := os.ReadFile(path)
 		if err != nil {
-			t.Errorf("schemas/%s.schema.json: %v; run `go generate ./contract/schema`", name, err)
+			t.Errorf("schemas/%s.schema.json: %v; run `%s`", name, err, regen)
 			continue
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("schemas/%s.schema.json is out of date with the Go types in contract/; run `go generate ./contract/schema` (or `go test ./contract/schema -run TestSchemasUpToDate -update`). Diff (-committed +generated):\n%s",
-				name, cmp.Diff(string(got), string(want)))
+			t.Errorf("schemas/%s.schema.json is out of date with the Go types in contract/; run `%s`. Diff (-committed +generated):\n%s",
+				name, regen, cmp.Diff(string(got), string(want)))
+		}
+		if embedded, ok := schemas.Lookup(name); !ok || !bytes.Equal(embedded, got) {
+			t.Errorf("package schemas does not embed schemas/%s.schema.json as committed (found: %v)", name, ok)
+		}
+	}
+	if !*update {
+		sorted := slices.Sorted(slices.Values(names))
+		if diff := cmp.Diff(sorted, schemas.Names()); diff != "" {
+			t.Errorf("package schemas embeds other schemas than the generator writes (-generated +embedded):\n%s", diff)
 		}
 	}
 	files, err := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
@@ -63,7 +78,7 @@ func TestSchemasUpToDate(t *testing.T) {
 			}
 			continue
 		}
-		t.Errorf("schemas/%s is not generated from any contract type; remove it or run `go generate ./contract/schema`", filepath.Base(f))
+		t.Errorf("schemas/%s is not generated from any contract type; remove it or run `%s`", filepath.Base(f), regen)
 	}
 }
 
@@ -75,22 +90,22 @@ func TestSchemaCatalogue(t *testing.T) {
 		"agent-run-result", "check-request", "check-report", "doctor-report", "deployment", "batch", "batch-trial",
 		"batch-summary", "runtime-package", "support-catalog", "trust", "qualification-predicate",
 	}
-	if diff := cmp.Diff(want, schema.Names()); diff != "" {
+	if diff := cmp.Diff(want, schemagen.Names()); diff != "" {
 		t.Errorf("SchemaNames (-want +got):\n%s", diff)
 	}
 	kebab := regexp.MustCompile(`^[a-z]+(-[a-z]+)*$`)
-	for _, d := range schema.All() {
+	for _, d := range schemagen.All() {
 		if !kebab.MatchString(d.Name) {
 			t.Errorf("%q is not kebab-case", d.Name)
 		}
 		if d.Type == nil || d.Type.Kind() != reflect.Struct || d.Title != d.Type.Name() && d.Name != "agent" {
 			t.Errorf("%s: bad type %v or title %q", d.Name, d.Type, d.Title)
 		}
-		a, err := schema.Generate(d.Name)
+		a, err := schemagen.Generate(d.Name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := schema.Generate(d.Name)
+		b, _ := schemagen.Generate(d.Name)
 		if !bytes.Equal(a, b) {
 			t.Errorf("%s: generation is not deterministic", d.Name)
 		}
@@ -108,7 +123,7 @@ func TestSchemaCatalogue(t *testing.T) {
 			t.Errorf("%s: unexpected $id", d.Name)
 		}
 	}
-	if _, err := schema.Generate("nope"); err == nil || !strings.Contains(err.Error(), "agent-config") {
+	if _, err := schemagen.Generate("nope"); err == nil || !strings.Contains(err.Error(), "agent-config") {
 		t.Errorf("unknown name: err = %v, want one listing the known names", err)
 	}
 }
@@ -198,7 +213,7 @@ func TestSchemasAcceptUpstreamStyle(t *testing.T) {
 		if err := v.Validate(c.schema, []byte(c.doc)); err != nil {
 			t.Errorf("%s rejected %s: %v", c.schema, c.doc, err)
 		}
-		d, _ := schema.Lookup(c.schema)
+		d, _ := schemagen.Lookup(c.schema)
 		val := reflect.New(d.Type)
 		if err := json.Unmarshal([]byte(c.doc), val.Interface()); err != nil {
 			t.Errorf("%s: Go type rejected %s: %v", c.schema, c.doc, err)
@@ -285,7 +300,7 @@ func TestValidatorErrors(t *testing.T) {
 
 func schemaMap(t *testing.T, name string) map[string]any {
 	t.Helper()
-	b, err := schema.Generate(name)
+	b, err := schemagen.Generate(name)
 	if err != nil {
 		t.Fatal(err)
 	}
