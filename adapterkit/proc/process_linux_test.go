@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // Bounds for waiting on real processes. CI is slow: they only catch hangs.
@@ -109,8 +111,8 @@ func readLine(t *testing.T, lines *bufio.Reader) string {
 func assertGone(t *testing.T, pgid int, pids []int) {
 	t.Helper()
 	for _, pid := range pids {
-		st, err := readStat(DefaultRoot, pid)
-		if err == nil && st.Pgrp == pgid && !st.zombie() {
+		st, err := procfs.Default.Stat(pid)
+		if err == nil && st.PGID == pgid && st.Live() {
 			t.Errorf("pid %d still alive in group %d (state %c)", pid, pgid, st.State)
 		}
 	}
@@ -360,11 +362,11 @@ func TestStartErrors(t *testing.T) {
 
 func TestStartRecordsStartTime(t *testing.T) {
 	p := start(t, sh("sleep 30"))
-	st, err := readStat(DefaultRoot, p.Pid())
+	st, err := procfs.Default.Stat(p.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.StartTime != p.startTime || st.Pgrp != p.Pid() {
+	if st.StartTime != p.startTime || st.PGID != p.Pid() {
 		t.Errorf("stat %+v; recorded start time %d, want pgrp %d", st, p.startTime, p.Pid())
 	}
 }
@@ -419,15 +421,15 @@ func TestPdeathsigKillsChildOfDeadSupervisor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := readStat(DefaultRoot, child)
+	st, err := procfs.Default.Stat(child)
 	if err != nil {
 		t.Fatalf("grandchild %d: %v", child, err)
 	}
 	stdinW.Close() // the supervisor exits without stopping its child
 	waitDone(t, sup)
 	eventually(t, fmt.Sprintf("pid %d to die with its supervisor", child), func() bool {
-		now, err := readStat(DefaultRoot, child)
-		return err != nil || now.zombie() || now.StartTime != st.StartTime
+		now, err := procfs.Default.Stat(child)
+		return err != nil || !now.Live() || now.StartTime != st.StartTime
 	})
 }
 
@@ -492,6 +494,12 @@ func TestOwnsListener(t *testing.T) {
 // under another start time must never be signalled. The tree is fake, so no
 // real signal is sent: every path below refuses before kill(2).
 func TestPidReuseGuard(t *testing.T) {
+	must := func(t *testing.T, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	const pid = 4242
 	root := t.TempDir()
 	writeStat := func(pid, pgrp int, start uint64) {
@@ -502,7 +510,7 @@ func TestPidReuseGuard(t *testing.T) {
 	}
 	writeStat(pid, pid, 200)  // pid reused, and a new group 4242 formed
 	writeStat(4300, pid, 201) // a member of that foreign group
-	p := &Process{pid: pid, startTime: 100, grace: time.Millisecond, root: root, done: make(chan struct{}), stopSem: make(chan struct{}, 1), exited: true}
+	p := &Process{pid: pid, startTime: 100, grace: time.Millisecond, root: procfs.FS(root), done: make(chan struct{}), stopSem: make(chan struct{}, 1), exited: true}
 	close(p.done)
 
 	if err := p.Kill(); !errors.Is(err, ErrPidReused) {
@@ -520,7 +528,7 @@ func TestPidReuseGuard(t *testing.T) {
 
 	// With no process holding the pid, what is left in the group is ours.
 	root2 := t.TempDir()
-	p.root = root2
+	p.root = procfs.FS(root2)
 	root = root2
 	writeStat(4300, pid, 201)
 	if pids := groupPids(t, p); len(pids) != 1 || pids[0] != 4300 {

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // KillByEnv kills, with SIGKILL, every process whose environment holds
@@ -55,6 +57,6 @@ func KillByEnv(marker string, wait time.Duration) []int {
 }
 
 func zombieOrGone(pid int) bool {
-	st, err := readStat(DefaultRoot, pid)
-	return err != nil || st.zombie()
+	st, err := procfs.Default.Stat(pid)
+	return err != nil || !st.Live()
 }
