@@ -18,6 +18,9 @@ import (
 const helperEnv = "FABRIC_PROC_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	if ran, code := RunSubreaper(); ran {
+		os.Exit(code)
+	}
 	if role := os.Getenv(helperEnv); role != "" {
 		os.Exit(runHelper(role))
 	}
@@ -40,6 +43,19 @@ func runHelper(role string) int {
 		// Start a child the way the core would, print its pid, and exit
 		// without stopping it once stdin closes: Pdeathsig must end it.
 		p, err := Start(context.Background(), Spec{Path: "sleep", Args: []string{"60"}})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 2
+		}
+		fmt.Println(p.Pid())
+		_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
+		return 0
+	case "subreaper-host":
+		// Start a command under a subreaper, pass on what it prints, and
+		// exit without stopping it once stdin closes: the subreaper must
+		// take down the command and what it started.
+		path, argv, env := SubreaperCommand("sh", []string{"-c", os.Args[len(os.Args)-1]}, "")
+		p, err := Start(context.Background(), Spec{Path: path, Args: argv, Env: append(os.Environ(), env...), Stdout: os.Stdout, Stderr: os.Stderr})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2
