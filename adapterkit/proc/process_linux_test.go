@@ -395,8 +395,11 @@ func TestChildSurvivesCallerThreadExit(t *testing.T) {
 	}
 }
 
-// A supervisor that dies without stopping its child takes the child with it.
-func TestPdeathsigKillsChildOfDeadSupervisor(t *testing.T) {
+// startSupervisorHelper starts this test binary in a helper role of
+// runHelper that supervises a child (see TestMain) and returns it, the
+// function that tells it to exit and its stdout lines.
+func startSupervisorHelper(t *testing.T, role string, args ...string) (sup *Process, release func(), lines *bufio.Reader) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -406,17 +409,23 @@ func TestPdeathsigKillsChildOfDeadSupervisor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stdinW.Close()
-	sup := start(t, Spec{
+	t.Cleanup(func() { stdinW.Close() })
+	sup = start(t, Spec{
 		Path:   exe,
-		Args:   []string{"-test.run=^$"},
-		Env:    append(os.Environ(), helperEnv+"=supervisor"),
+		Args:   append([]string{"-test.run=^$"}, args...),
+		Env:    append(os.Environ(), helperEnv+"="+role),
 		Stdin:  stdinR,
 		Stdout: w,
 		Stderr: os.Stderr,
 	})
 	started()
 	stdinR.Close()
+	return sup, func() { stdinW.Close() }, lines
+}
+
+// A supervisor that dies without stopping its child takes the child with it.
+func TestPdeathsigKillsChildOfDeadSupervisor(t *testing.T) {
+	sup, release, lines := startSupervisorHelper(t, "supervisor")
 	child, err := strconv.Atoi(readLine(t, lines))
 	if err != nil {
 		t.Fatal(err)
@@ -425,7 +434,7 @@ func TestPdeathsigKillsChildOfDeadSupervisor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("grandchild %d: %v", child, err)
 	}
-	stdinW.Close() // the supervisor exits without stopping its child
+	release() // the supervisor exits without stopping its child
 	waitDone(t, sup)
 	eventually(t, fmt.Sprintf("pid %d to die with its supervisor", child), func() bool {
 		now, err := procfs.Default.Stat(child)

@@ -77,26 +77,7 @@ func TestSubreaperStop(t *testing.T) {
 // When the caller dies without stopping it, the subreaper is told
 // (Pdeathsig) and takes down the command and everything it started.
 func TestSubreaperOutlivesNoCaller(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, started, lines := pipeStdout(t)
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdinW.Close()
-	host := start(t, Spec{
-		Path:   exe,
-		Args:   []string{"-test.run=^$", "sh -c 'sleep 60 & echo $!; wait' & echo $!; wait"},
-		Env:    append(os.Environ(), helperEnv+"=subreaper-host"),
-		Stdin:  stdinR,
-		Stdout: w,
-		Stderr: os.Stderr,
-	})
-	started()
-	stdinR.Close()
+	host, release, lines := startSupervisorHelper(t, "subreaper-host", "sh -c 'sleep 60 & echo $!; wait' & echo $!; wait")
 	var pids []int
 	for range 3 { // the subreaper, the command's child shell and its sleep, in any order
 		pid, err := strconv.Atoi(strings.TrimSpace(readLine(t, lines)))
@@ -105,7 +86,7 @@ func TestSubreaperOutlivesNoCaller(t *testing.T) {
 		}
 		pids = append(pids, pid)
 	}
-	stdinW.Close() // the host exits without stopping the subreaper
+	release() // the host exits without stopping the subreaper
 	waitDone(t, host)
 	for _, pid := range pids {
 		eventually(t, fmt.Sprintf("pid %d to die with the host", pid), func() bool { return goneOrZombie(pid) })
