@@ -14,6 +14,6 @@
 // (errors.Is(err, fs.ErrNotExist)) or skipped by the listing readers, never as
 // a parse error.
 //
-// The parsers compile on every system; on systems without procfs the readers
-// return errors wrapping fs.ErrNotExist.
+// The parsers compile on every system (UID on Unix ones); on systems without
+// procfs the readers return errors wrapping fs.ErrNotExist.
 package procfs

@@ -28,10 +28,10 @@ func (f FS) path(elem ...string) string {
 	return filepath.Join(append([]string{root}, elem...)...)
 }
 
-// Gone reports whether err means that a process, or one of its files, no
+// gone reports whether err means that a process, or one of its files, no
 // longer exists: the directory is gone, or it went away between open and
 // read.
-func Gone(err error) bool {
+func gone(err error) bool {
 	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
 }
 
@@ -116,7 +116,7 @@ func (f FS) Stat(pid int) (Stat, error) {
 func (f FS) readStat(pid int, path string) (Stat, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		if Gone(err) {
+		if gone(err) {
 			return Stat{}, fmt.Errorf("procfs: pid %d: %w", pid, fs.ErrNotExist)
 		}
 		return Stat{}, fmt.Errorf("procfs: %w", err)
@@ -136,7 +136,7 @@ func (f FS) Threads(pid int) ([]Stat, error) {
 	dir := f.path(strconv.Itoa(pid), "task")
 	tids, err := numericEntries(dir)
 	if err != nil {
-		if Gone(err) {
+		if gone(err) {
 			return nil, fmt.Errorf("procfs: pid %d: %w", pid, fs.ErrNotExist)
 		}
 		return nil, fmt.Errorf("procfs: %w", err)
@@ -168,7 +168,7 @@ func (f FS) stats(ids []int, path func(int) string) ([]Stat, error) {
 	for _, id := range ids {
 		st, err := f.readStat(id, path(id))
 		if err != nil {
-			if Gone(err) {
+			if gone(err) {
 				continue
 			}
 			return nil, err

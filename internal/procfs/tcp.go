@@ -220,7 +220,7 @@ func (f FS) HoldsSocket(pid int, want func(inode uint64) bool) (bool, error) {
 	dir := f.path(strconv.Itoa(pid), "fd")
 	d, err := os.Open(dir)
 	if err != nil {
-		if Gone(err) {
+		if gone(err) {
 			return false, nil
 		}
 		return false, fmt.Errorf("procfs: %w", err)
@@ -228,7 +228,7 @@ func (f FS) HoldsSocket(pid int, want func(inode uint64) bool) (bool, error) {
 	names, err := d.Readdirnames(-1)
 	d.Close()
 	if err != nil {
-		if Gone(err) {
+		if gone(err) {
 			return false, nil
 		}
 		return false, fmt.Errorf("procfs: %w", err)
@@ -236,7 +236,7 @@ func (f FS) HoldsSocket(pid int, want func(inode uint64) bool) (bool, error) {
 	for _, n := range names {
 		target, err := os.Readlink(filepath.Join(dir, n))
 		if err != nil {
-			if Gone(err) {
+			if gone(err) {
 				continue // descriptor closed meanwhile
 			}
 			return false, fmt.Errorf("procfs: %w", err)
