@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net/http"
 	"os"
@@ -93,31 +94,8 @@ func hostEnviron(t *testing.T, pid int) map[string]string {
 
 // groupAlive lists live (non-zombie) processes of process group pgid.
 func groupAlive(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+2:])
-		if len(f) < 3 || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		if pg, _ := strconv.Atoi(f[2]); pg == pgid {
-			out = append(out, pid)
-		}
-	}
-	return out
+	pids, _ := procfs.Default.GroupPids(pgid)
+	return pids
 }
 
 func waitGroupGone(t *testing.T, pgid int) {

@@ -23,6 +23,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // roleEnv makes the re-executed test binary act as a test child, a foreign
@@ -297,13 +298,8 @@ func reportPid(t *testing.T, path string) int {
 
 // alive reports whether pid is a live (not zombie) process.
 func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] != 'Z' && s[i+2] != 'X'
+	st, err := procfs.Default.Stat(pid)
+	return err == nil && st.Live()
 }
 
 // waitGone waits until pid is no longer alive.

@@ -11,6 +11,8 @@
 // [SocketOwners], [PortInUse] and [Process.OwnsListener] read /proc/net/tcp,
 // /proc/net/tcp6 and /proc/<pid>/fd to tell which process holds a listening
 // port; they take the procfs root as a parameter so tests can use a fake tree.
+// The reading and parsing of procfs is internal/procfs's; this package
+// decides what the readings mean.
 //
 // The package must never signal a process it did not start, nor a process
 // group whose leader's pid has been reused (its start time changed), and

@@ -18,6 +18,9 @@ import (
 const helperEnv = "FABRIC_PROC_TEST_HELPER"
 
 func TestMain(m *testing.M) {
+	if ran, code := RunSubreaper(); ran {
+		os.Exit(code)
+	}
 	if role := os.Getenv(helperEnv); role != "" {
 		os.Exit(runHelper(role))
 	}
@@ -36,10 +39,18 @@ func runHelper(role string) int {
 		fmt.Println(l.Addr().(*net.TCPAddr).Port)
 		time.Sleep(10 * time.Minute) // a bound in case the test runner vanished
 		return 0
-	case "supervisor":
+	case "supervisor", "subreaper-host":
 		// Start a child the way the core would, print its pid, and exit
-		// without stopping it once stdin closes: Pdeathsig must end it.
-		p, err := Start(context.Background(), Spec{Path: "sleep", Args: []string{"60"}})
+		// without stopping it once stdin closes: Pdeathsig must end it. As
+		// subreaper-host the child is a subreaper running the script in the
+		// last argument, whose output is passed on; the subreaper must take
+		// down the script and what it started.
+		spec := Spec{Path: "sleep", Args: []string{"60"}}
+		if role == "subreaper-host" {
+			path, argv, env := SubreaperCommand("sh", []string{"-c", os.Args[len(os.Args)-1]}, "")
+			spec = Spec{Path: path, Args: argv, Env: append(os.Environ(), env...), Stdout: os.Stdout, Stderr: os.Stderr}
+		}
+		p, err := Start(context.Background(), spec)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 2

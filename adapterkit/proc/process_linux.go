@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // Polling bounds while waiting for a process group to empty. Only the
@@ -29,8 +31,8 @@ type Process struct {
 	pid       int    // also the process group id
 	startTime uint64 // field 22 of /proc/<pid>/stat at start
 	grace     time.Duration
-	marker    string // Spec.EnvMarker
-	root      string // procfs root; DefaultRoot outside tests
+	marker    string    // Spec.EnvMarker
+	root      procfs.FS // procfs.Default outside tests
 
 	done chan struct{} // closed when the leader is reaped and stdio copied
 	exit ExitInfo      // written before done is closed
@@ -78,7 +80,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	p := &Process{
 		grace:   spec.grace(),
 		marker:  spec.EnvMarker,
-		root:    DefaultRoot,
+		root:    procfs.Default,
 		done:    make(chan struct{}),
 		stopSem: make(chan struct{}, 1),
 	}
@@ -87,7 +89,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	}
 	// The child holds a reference on the spawner until it is reaped.
 	pid := cmd.Process.Pid
-	st, err := readStat(p.root, pid)
+	st, err := p.root.Stat(pid)
 	if err != nil {
 		// Without a start time the pid cannot be guarded against reuse; do
 		// not keep the child. It is not reaped yet, so the group is ours.
@@ -277,7 +279,7 @@ func (p *Process) signalGroup(sig syscall.Signal, afterExit bool) error {
 // child left behind: a group id cannot be taken over while the group has
 // members, and a new group with this id needs a new process with this pid.
 func (p *Process) pidReused() (bool, error) {
-	st, err := readStat(p.root, p.pid)
+	st, err := p.root.Stat(p.pid)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
@@ -303,13 +305,13 @@ func (p *Process) GroupPids() ([]int, error) {
 			return nil, nil
 		}
 	}
-	return groupMembers(p.root, p.pid)
+	return p.root.GroupPids(p.pid)
 }
 
 // OwnsListener reports whether a process in the child's group holds a TCP
 // socket listening on port, on any address.
 func (p *Process) OwnsListener(port uint16) (bool, error) {
-	ls, err := ListeningTCP(p.root)
+	ls, err := p.root.ListeningTCP()
 	if err != nil {
 		return false, err
 	}
@@ -328,11 +330,11 @@ func (p *Process) OwnsListener(port uint16) (bool, error) {
 	}
 	var errs []error
 	for _, pid := range pids {
-		ok, err := holdsSocket(p.root, pid, func(n uint64) bool { return inodes[n] })
+		ok, err := p.root.HoldsSocket(pid, func(n uint64) bool { return inodes[n] })
 		if ok {
 			return true, nil
 		}
-		if err != nil && !gone(err) {
+		if err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -384,7 +386,7 @@ func (p *Process) Stop(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("proc: stop pid %d: %w", p.pid, err)
 	}
-	if p.marker != "" && p.root == DefaultRoot {
+	if p.marker != "" && p.root == procfs.Default {
 		KillByEnv(p.marker, KillWait)
 	}
 	p.stopped = true

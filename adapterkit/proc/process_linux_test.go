@@ -19,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // Bounds for waiting on real processes. CI is slow: they only catch hangs.
@@ -109,8 +111,8 @@ func readLine(t *testing.T, lines *bufio.Reader) string {
 func assertGone(t *testing.T, pgid int, pids []int) {
 	t.Helper()
 	for _, pid := range pids {
-		st, err := readStat(DefaultRoot, pid)
-		if err == nil && st.Pgrp == pgid && !st.zombie() {
+		st, err := procfs.Default.Stat(pid)
+		if err == nil && st.PGID == pgid && st.Live() {
 			t.Errorf("pid %d still alive in group %d (state %c)", pid, pgid, st.State)
 		}
 	}
@@ -360,11 +362,11 @@ func TestStartErrors(t *testing.T) {
 
 func TestStartRecordsStartTime(t *testing.T) {
 	p := start(t, sh("sleep 30"))
-	st, err := readStat(DefaultRoot, p.Pid())
+	st, err := procfs.Default.Stat(p.Pid())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.StartTime != p.startTime || st.Pgrp != p.Pid() {
+	if st.StartTime != p.startTime || st.PGID != p.Pid() {
 		t.Errorf("stat %+v; recorded start time %d, want pgrp %d", st, p.startTime, p.Pid())
 	}
 }
@@ -393,8 +395,11 @@ func TestChildSurvivesCallerThreadExit(t *testing.T) {
 	}
 }
 
-// A supervisor that dies without stopping its child takes the child with it.
-func TestPdeathsigKillsChildOfDeadSupervisor(t *testing.T) {
+// startSupervisorHelper starts this test binary in a helper role of
+// runHelper that supervises a child (see TestMain) and returns it, the
+// function that tells it to exit and its stdout lines.
+func startSupervisorHelper(t *testing.T, role string, args ...string) (sup *Process, release func(), lines *bufio.Reader) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -404,30 +409,36 @@ func TestPdeathsigKillsChildOfDeadSupervisor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stdinW.Close()
-	sup := start(t, Spec{
+	t.Cleanup(func() { stdinW.Close() })
+	sup = start(t, Spec{
 		Path:   exe,
-		Args:   []string{"-test.run=^$"},
-		Env:    append(os.Environ(), helperEnv+"=supervisor"),
+		Args:   append([]string{"-test.run=^$"}, args...),
+		Env:    append(os.Environ(), helperEnv+"="+role),
 		Stdin:  stdinR,
 		Stdout: w,
 		Stderr: os.Stderr,
 	})
 	started()
 	stdinR.Close()
+	return sup, func() { stdinW.Close() }, lines
+}
+
+// A supervisor that dies without stopping its child takes the child with it.
+func TestPdeathsigKillsChildOfDeadSupervisor(t *testing.T) {
+	sup, release, lines := startSupervisorHelper(t, "supervisor")
 	child, err := strconv.Atoi(readLine(t, lines))
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := readStat(DefaultRoot, child)
+	st, err := procfs.Default.Stat(child)
 	if err != nil {
 		t.Fatalf("grandchild %d: %v", child, err)
 	}
-	stdinW.Close() // the supervisor exits without stopping its child
+	release() // the supervisor exits without stopping its child
 	waitDone(t, sup)
 	eventually(t, fmt.Sprintf("pid %d to die with its supervisor", child), func() bool {
-		now, err := readStat(DefaultRoot, child)
-		return err != nil || now.zombie() || now.StartTime != st.StartTime
+		now, err := procfs.Default.Stat(child)
+		return err != nil || !now.Live() || now.StartTime != st.StartTime
 	})
 }
 
@@ -492,6 +503,12 @@ func TestOwnsListener(t *testing.T) {
 // under another start time must never be signalled. The tree is fake, so no
 // real signal is sent: every path below refuses before kill(2).
 func TestPidReuseGuard(t *testing.T) {
+	must := func(t *testing.T, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 	const pid = 4242
 	root := t.TempDir()
 	writeStat := func(pid, pgrp int, start uint64) {
@@ -502,7 +519,7 @@ func TestPidReuseGuard(t *testing.T) {
 	}
 	writeStat(pid, pid, 200)  // pid reused, and a new group 4242 formed
 	writeStat(4300, pid, 201) // a member of that foreign group
-	p := &Process{pid: pid, startTime: 100, grace: time.Millisecond, root: root, done: make(chan struct{}), stopSem: make(chan struct{}, 1), exited: true}
+	p := &Process{pid: pid, startTime: 100, grace: time.Millisecond, root: procfs.FS(root), done: make(chan struct{}), stopSem: make(chan struct{}, 1), exited: true}
 	close(p.done)
 
 	if err := p.Kill(); !errors.Is(err, ErrPidReused) {
@@ -520,7 +537,7 @@ func TestPidReuseGuard(t *testing.T) {
 
 	// With no process holding the pid, what is left in the group is ours.
 	root2 := t.TempDir()
-	p.root = root2
+	p.root = procfs.FS(root2)
 	root = root2
 	writeStat(4300, pid, 201)
 	if pids := groupPids(t, p); len(pids) != 1 || pids[0] != 4300 {

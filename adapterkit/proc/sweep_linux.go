@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // KillByEnv kills, with SIGKILL, every process whose environment holds
@@ -24,16 +26,15 @@ func KillByEnv(marker string, wait time.Duration) []int {
 	deadline := time.Now().Add(wait)
 	for {
 		var found []int
-		entries, err := os.ReadDir("/proc")
+		pids, err := procfs.Default.Pids()
 		if err != nil {
 			return killed
 		}
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil || pid == self {
+		for _, pid := range pids {
+			if pid == self {
 				continue
 			}
-			env, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+			env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 			if err != nil || !bytes.Contains(append([]byte{0}, env...), append([]byte{0}, needle...)) {
 				continue
 			}
@@ -55,6 +56,6 @@ func KillByEnv(marker string, wait time.Duration) []int {
 }
 
 func zombieOrGone(pid int) bool {
-	st, err := readStat(DefaultRoot, pid)
-	return err != nil || st.zombie()
+	st, err := procfs.Default.Stat(pid)
+	return err != nil || !st.Live()
 }

@@ -109,7 +109,7 @@ func cmdline(pid int) string {
 // re-executed with the host protocol's channel).
 func isHost(pid int) bool {
 	_, ok := procEnv(pid, "FABRIC_BUILTIN_ADAPTER")
-	_, sup := procEnv(pid, "FABRIC_ACP_SUPERVISOR")
+	_, sup := procEnv(pid, "FABRIC_SUBREAPER")
 	return ok && !sup
 }
 
@@ -132,7 +132,7 @@ func agentProcess(b testing.TB, marker, bin string) agentSpec {
 			continue
 		}
 		ppid, _, _, _ := testproc.Stat(pid)
-		if _, sup := procEnv(ppid, "FABRIC_ACP_SUPERVISOR"); !sup {
+		if _, sup := procEnv(ppid, "FABRIC_SUBREAPER"); !sup {
 			continue
 		}
 		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")

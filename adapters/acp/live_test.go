@@ -19,6 +19,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/acp"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -197,11 +198,7 @@ func agentPids(marker string) []int {
 		if err != nil || (!bytes.Contains(env, []byte(marker)) && !bytes.Contains(cmd, []byte(marker))) {
 			continue
 		}
-		st, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && (st[i+2] == 'Z' || st[i+2] == 'X') {
+		if st, err := procfs.Default.Stat(pid); err != nil || !st.Live() {
 			continue
 		}
 		out = append(out, pid)

@@ -324,7 +324,7 @@ func (s *session) launch(ctx context.Context, bin string, args []string, extra m
 		inW.Close()
 		return err
 	}
-	path, args, supEnv := supervisorCommand(bin, args)
+	path, args, supEnv := proc.SubreaperCommand(bin, args, "FABRIC_ACP_RUNTIME_HOME="+s.home)
 	p, err := proc.Start(ctx, proc.Spec{
 		Path: path, Args: args, Dir: s.workspace,
 		Env:   append(agentEnv(os.Environ(), s.home, s.tmp, extra, dropEnv), supEnv...),

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/adapters/acp"
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/adapters/codex"
@@ -66,10 +67,6 @@ func Lookup(name string) (adapterkit.Adapter, bool) {
 	return nil, false
 }
 
-// Supervise runs this process as the supervisor an adapter re-executed
-// the host binary for, if it is one; hosts call it before anything else.
-func Supervise() (served bool, exitCode int) { return acp.Supervise() }
-
 // Serve hosts the named bundled adapter on the protocol the core selected
 // and returns the process exit code.
 func Serve(ctx context.Context, name string) int {
@@ -113,15 +110,16 @@ func (Set) Descriptors() iter.Seq2[string, []byte] {
 const EnvAdapter = hostproto.EnvBuiltinAdapter
 
 // ServeHost runs this process as the host of a bundled adapter when
-// Fabric re-executed it for that purpose (or as the supervisor an adapter
-// re-executed it for), and reports whether it did. Call it first thing in
+// Fabric re-executed it for that purpose (or as the subreaper an adapter
+// wrapped its harness in, proc.SubreaperCommand), and reports whether it
+// did. Call it first thing in
 // main of a program that is the host binary of its own runtimes:
 //
 //	if served, code := bundled.ServeHost(); served {
 //		os.Exit(code)
 //	}
 func ServeHost() (served bool, exitCode int) {
-	if served, code := Supervise(); served {
+	if served, code := proc.RunSubreaper(); served {
 		return true, code
 	}
 	name := os.Getenv(EnvAdapter)

@@ -21,6 +21,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/claude"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -224,37 +225,14 @@ func claudeProcess(t testing.TB, stateDir string) (pid, pgid int, tmpdir string)
 
 // procStat reads the state and process group of pid.
 func procStat(pid int) (state byte, pgrp int, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, 0, false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 > len(s) {
-		return 0, 0, false
-	}
-	f := strings.Fields(s[i+2:])
-	if len(f) < 3 || f[0] == "" {
-		return 0, 0, false
-	}
-	g, err := strconv.Atoi(f[2])
-	return f[0][0], g, err == nil
+	st, err := procfs.Default.Stat(pid)
+	return st.State, st.PGID, err == nil
 }
 
 // groupMembers lists the live processes of process group pgid.
 func groupMembers(pgid int) []int {
-	var out []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, g, ok := procStat(pid); ok && g == pgid && st != 'Z' && st != 'X' {
-			out = append(out, pid)
-		}
-	}
-	return out
+	pids, _ := procfs.Default.GroupPids(pgid)
+	return pids
 }
 
 // rssSampler samples the summed RSS of a host process and a process

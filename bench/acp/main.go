@@ -32,6 +32,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -533,51 +534,13 @@ type idleStat struct {
 	procs  int
 }
 
-type pstat struct {
-	ppid, pgid  int
-	ticks       uint64
-	rssPages    int64
-	comm, state string
-}
-
-func readStat(pid int) (pstat, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return pstat{}, false
-	}
-	i, j := bytes.IndexByte(b, '('), bytes.LastIndexByte(b, ')')
-	if i < 0 || j < 0 {
-		return pstat{}, false
-	}
-	f := strings.Fields(string(b[j+2:]))
-	if len(f) < 22 {
-		return pstat{}, false
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	pgid, _ := strconv.Atoi(f[2])
-	ut, _ := strconv.ParseUint(f[11], 10, 64)
-	stt, _ := strconv.ParseUint(f[12], 10, 64)
-	rss, _ := strconv.ParseInt(f[21], 10, 64)
-	return pstat{ppid: ppid, pgid: pgid, ticks: ut + stt, rssPages: rss, comm: string(b[i+1 : j]), state: f[0]}, true
-}
-
-func allPids() []int {
-	ents, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range ents {
-		if p, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
 // tree returns root and its live descendants.
 func tree(root int) []int {
 	children := map[int][]int{}
-	for _, p := range allPids() {
-		if st, ok := readStat(p); ok && st.state != "Z" {
-			children[st.ppid] = append(children[st.ppid], p)
+	all, _ := procfs.Default.Stats()
+	for _, st := range all {
+		if st.State != 'Z' {
+			children[st.PPID] = append(children[st.PPID], st.Pid)
 		}
 	}
 	out := []int{root}
@@ -594,9 +557,9 @@ func measureIdle(root int) idleStat {
 		var r int64
 		pids := tree(root)
 		for _, p := range pids {
-			if st, ok := readStat(p); ok {
-				t += st.ticks
-				r += st.rssPages
+			if st, err := procfs.Default.Stat(p); err == nil {
+				t += st.UTime + st.STime
+				r += st.RSS
 			}
 		}
 		return t, r, len(pids)
@@ -611,9 +574,10 @@ func measureIdle(root int) idleStat {
 // codexACPPids are live processes running the codex-acp binary.
 func codexACPPids() []int {
 	var out []int
-	for _, p := range allPids() {
-		st, ok := readStat(p)
-		if !ok || st.state == "Z" {
+	all, _ := procfs.Default.Stats()
+	for _, st := range all {
+		p := st.Pid
+		if st.State == 'Z' {
 			continue
 		}
 		if exe, err := os.Readlink("/proc/" + strconv.Itoa(p) + "/exe"); err == nil && filepath.Base(exe) == "codex-acp" {

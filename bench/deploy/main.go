@@ -47,6 +47,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/internal/agentctl"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 )
 
@@ -478,15 +479,8 @@ func settle(pid, n int) (idleUse, memUse, error) {
 // cpuOf reads utime+stime ticks of pid, and the on-CPU time and context
 // switches summed over its threads.
 func cpuOf(pid int) (ticks int64, onCPU time.Duration, switches int64) {
-	if b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid)); err == nil {
-		if i := bytes.LastIndexByte(b, ')'); i > 0 {
-			f := strings.Fields(string(b[i+1:]))
-			if len(f) > 13 {
-				u, _ := strconv.ParseInt(f[11], 10, 64)
-				s, _ := strconv.ParseInt(f[12], 10, 64)
-				ticks = u + s
-			}
-		}
+	if st, err := procfs.Default.Stat(pid); err == nil {
+		ticks = int64(st.UTime + st.STime)
 	}
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
 	for _, t := range tasks {

@@ -7,12 +7,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 	"go.uber.org/goleak"
+
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -148,8 +151,8 @@ func processesUsing(s string) []string {
 		if err != nil || !strings.Contains(string(data), s) {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err == nil && strings.Contains(string(stat), ") Z") {
+		pid, _ := strconv.Atoi(e.Name())
+		if st, err := procfs.Default.Stat(pid); err == nil && !st.Live() {
 			continue
 		}
 		out = append(out, e.Name())

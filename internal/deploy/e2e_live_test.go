@@ -18,6 +18,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/modelproxy"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -331,11 +332,7 @@ func waitGone(t testing.TB, pid int) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return
-		}
-		if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
+		if st, err := procfs.Default.Stat(pid); err != nil || !st.Live() {
 			return
 		}
 		time.Sleep(10 * time.Millisecond)

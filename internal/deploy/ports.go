@@ -2,10 +2,8 @@ package deploy
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 type holder struct {
@@ -22,14 +20,14 @@ func (h holder) String() string {
 
 // portHolders names the processes listening on port.
 func portHolders(port int) []holder {
-	pids, err := proc.PortHolders("", uint16(port))
+	pids, err := procfs.Default.PortHolders(uint16(port))
 	if err != nil {
 		return nil
 	}
 	out := make([]holder, 0, len(pids))
 	for _, pid := range pids {
-		comm, _ := os.ReadFile(fmt.Sprintf("/proc/%d/comm", pid))
-		out = append(out, holder{pid: pid, comm: strings.TrimSpace(string(comm))})
+		st, _ := procfs.Default.Stat(pid)
+		out = append(out, holder{pid: pid, comm: st.Comm})
 	}
 	return out
 }
@@ -39,15 +37,6 @@ func inGroup(pid, leader int) bool {
 	if pid == leader {
 		return true
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return false
-	}
-	f := strings.Fields(s[i+1:])
-	return len(f) > 2 && f[2] == fmt.Sprint(leader)
+	st, err := procfs.Default.Stat(pid)
+	return err == nil && st.PGID == leader
 }

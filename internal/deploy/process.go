@@ -7,13 +7,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // supervisorStartWait bounds the wait for a new supervisor's socket.
@@ -21,21 +21,11 @@ const supervisorStartWait = 15 * time.Second
 
 // startTicks reads a process's start time, 0 when it is gone.
 func startTicks(pid int) uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
+	st, err := procfs.Default.Stat(pid)
+	if err != nil || !st.Live() {
 		return 0
 	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 || f[0] == "Z" || f[0] == "X" {
-		return 0
-	}
-	n, _ := strconv.ParseUint(f[19], 10, 64)
-	return n
+	return st.StartTime
 }
 
 // alive reports whether the recorded supervisor process still runs (the

@@ -12,6 +12,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 func TestMain(m *testing.M) {
@@ -334,10 +335,8 @@ func TestCancelKillsTheOperation(t *testing.T) {
 	// Run returned once the stdout pipe closed, which the background
 	// sleep holds open: it must be gone (or a zombie) by now.
 	child := <-pid
-	stat, err := os.ReadFile("/proc/" + child + "/stat")
-	if err == nil {
-		if f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:])); len(f) > 0 && f[0] != "Z" && f[0] != "X" {
-			t.Errorf("the operation's background child %s survived (state %s)", child, f[0])
-		}
+	childPid, _ := strconv.Atoi(child)
+	if st, err := procfs.Default.Stat(childPid); err == nil && st.Live() {
+		t.Errorf("the operation's background child %s survived (state %c)", child, st.State)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/catalog"
 	"github.com/fabric-runtime/fabric/internal/plan"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 const (
@@ -87,31 +86,8 @@ func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 // groupAlive lists live (non-zombie) processes in process group pgid.
 func groupAlive(pgid int) []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		fields := strings.Fields(s[i+2:])
-		if len(fields) < 3 || fields[0] == "Z" || fields[0] == "X" {
-			continue
-		}
-		if pg, _ := strconv.Atoi(fields[2]); pg == pgid {
-			out = append(out, pid)
-		}
-	}
-	return out
+	pids, _ := procfs.Default.GroupPids(pgid)
+	return pids
 }
 
 func waitGroupGone(t testing.TB, pgid int) {

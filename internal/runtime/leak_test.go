@@ -5,11 +5,11 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // TestNoLeaksAcrossCycles runs start/invoke/stop cycles and checks that no
@@ -79,23 +79,11 @@ func openFDs(t *testing.T) int {
 
 // children lists live processes whose parent is this test process.
 func children(t *testing.T) []int {
-	self := strconv.Itoa(os.Getpid())
-	entries, _ := os.ReadDir("/proc")
+	all, _ := procfs.Default.Stats()
 	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		f := strings.Fields(s[i+2:])
-		if len(f) > 1 && f[1] == self && f[0] != "Z" {
-			out = append(out, pid)
+	for _, st := range all {
+		if st.PPID == os.Getpid() && st.Live() {
+			out = append(out, st.Pid)
 		}
 	}
 	return out

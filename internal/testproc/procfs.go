@@ -4,50 +4,30 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // Stat reads the parent pid, process group and command name of pid from
 // /proc; ok is false when pid is gone or a zombie.
 func Stat(pid int) (ppid, pgrp int, comm string, ok bool) {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	st, err := procfs.Default.Stat(pid)
+	if err != nil || !st.Live() {
 		return 0, 0, "", false
 	}
-	s := string(data)
-	open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-	if open < 0 || end < open || end+2 > len(s) {
-		return 0, 0, "", false
-	}
-	f := strings.Fields(s[end+2:])
-	if len(f) < 3 || f[0] == "Z" {
-		return 0, 0, "", false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	pgrp, _ = strconv.Atoi(f[2])
-	return ppid, pgrp, s[open+1 : end], true
+	return st.PPID, st.PGID, st.Comm, true
 }
 
 // Pids lists every process id in /proc.
 func Pids() []int {
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, e := range entries {
-		if pid, err := strconv.Atoi(e.Name()); err == nil {
-			out = append(out, pid)
-		}
-	}
-	return out
+	pids, _ := procfs.Default.Pids()
+	return pids
 }
 
 // Group lists the live processes of process group pgid.
 func Group(pgid int) []int {
-	var out []int
-	for _, pid := range Pids() {
-		if _, pg, _, ok := Stat(pid); ok && pg == pgid {
-			out = append(out, pid)
-		}
-	}
-	return out
+	pids, _ := procfs.Default.GroupPids(pgid)
+	return pids
 }
 
 // Mentioning lists the live processes whose environment or command line

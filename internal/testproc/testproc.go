@@ -3,11 +3,10 @@
 package testproc
 
 import (
-	"os"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // WaitStopped waits until every thread of pid is stopped (state T), as a
@@ -26,16 +25,12 @@ func WaitStopped(t testing.TB, pid int) {
 
 // Stopped reports whether every thread of pid is in state T.
 func Stopped(pid int) bool {
-	dir := "/proc/" + strconv.Itoa(pid) + "/task"
-	tasks, _ := os.ReadDir(dir)
-	if len(tasks) == 0 {
+	threads, err := procfs.Default.Threads(pid)
+	if err != nil || len(threads) == 0 {
 		return false
 	}
-	for _, task := range tasks {
-		b, err := os.ReadFile(dir + "/" + task.Name() + "/stat")
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if err != nil || i < 0 || i+2 >= len(s) || s[i+2] != 'T' {
+	for _, th := range threads {
+		if !th.Stopped() {
 			return false
 		}
 	}

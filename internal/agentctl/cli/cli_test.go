@@ -21,6 +21,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
+	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // TestMain doubles as the adapter host (serve re-executes this binary for
@@ -259,14 +260,10 @@ func cmdWaitGone(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	deadline := time.Now().Add(pollLimit)
 	for {
-		b, err := os.ReadFile("/proc/" + args[0] + "/stat")
-		if errors.Is(err, fs.ErrNotExist) {
+		pid, _ := strconv.Atoi(args[0])
+		st, err := procfs.Default.Stat(pid)
+		if errors.Is(err, fs.ErrNotExist) || err == nil && !st.Live() {
 			return
-		}
-		if err == nil {
-			if i := strings.LastIndexByte(string(b), ')'); i > 0 && i+2 < len(b) && (b[i+2] == 'Z' || b[i+2] == 'X') {
-				return
-			}
 		}
 		if time.Now().After(deadline) {
 			ts.Fatalf("process %s still runs after %v", args[0], pollLimit)

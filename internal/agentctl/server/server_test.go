@@ -569,16 +569,6 @@ func TestShutdownStopsEverything(t *testing.T) {
 	}
 }
 
-func TestParseStat(t *testing.T) {
-	st, err := parseStat(42, []byte("42 (a) b) c) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 987654 1000 10 18446744073709551615\n"))
-	if err != nil || st.state != 'S' || st.pgrp != 42 || st.startTicks != 987654 {
-		t.Fatalf("%+v %v", st, err)
-	}
-	if _, err := parseStat(1, []byte("1 (x) S 0")); err == nil {
-		t.Fatal("short stat accepted")
-	}
-}
-
 // While serve waits for runtimes to stop, check still answers (failed,
 // server_stopping), new work is refused, and a forced end records the
 // runtime it could not confirm in fabric.unclean.

@@ -1,4 +1,4 @@
-package proc
+package procfs
 
 import (
 	"encoding/binary"
@@ -130,104 +130,9 @@ func TestParseTCPLineMalformed(t *testing.T) {
 	}
 }
 
-func TestParseStat(t *testing.T) {
-	tests := []struct {
-		name string
-		in   string
-		want procStat
-	}{
-		{
-			name: "sleep",
-			in:   "4242 (sleep) S 4241 4241 1 0 -1 4194304 98 0 0 0 0 0 0 0 20 0 1 0 1234567 2314240 128 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n",
-			want: procStat{State: 'S', Pgrp: 4241, StartTime: 1234567},
-		},
-		{
-			name: "command with spaces and parens",
-			in:   "77 (a) b (c)) R 1 70 70 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0",
-			want: procStat{State: 'R', Pgrp: 70, StartTime: 99},
-		},
-		{
-			name: "zombie",
-			in:   "5 (sh) Z 1 5 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 18446744073709551615 0 0",
-			want: procStat{State: 'Z', Pgrp: 5, StartTime: 18446744073709551615},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseStat([]byte(tt.in))
-			if err != nil {
-				t.Fatalf("parseStat: %v", err)
-			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("parseStat mismatch (-want +got):\n%s", diff)
-			}
-		})
-	}
-	for name, in := range map[string]string{
-		"empty":           "",
-		"no command":      "5 sh S 1 5 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0",
-		"truncated":       "5 (sh) S 1 5 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0",
-		"long state":      "5 (sh) SS 1 5 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0",
-		"pgrp not number": "5 (sh) S 1 x 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0",
-		"start negative":  "5 (sh) S 1 5 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 -99 0 0",
-	} {
-		t.Run(name, func(t *testing.T) {
-			if st, err := parseStat([]byte(in)); err == nil {
-				t.Errorf("parseStat(%q) = %+v, want error", in, st)
-			}
-		})
-	}
-}
-
-// fakeProc builds a procfs tree in a temporary directory: net/ from
-// testdata, and processes with stat files and fd symlinks (dangling links are
-// made here because git does not keep them well).
-//
-//	123  pgrp 123  fds: /dev/null, socket 1001, a pipe
-//	456  pgrp 123  fds: socket 8008, socket 1605
-//	789  pgrp 123  zombie, no fds
-//	900  pgrp 900  fds: socket 9999
-func fakeProc(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	net, err := filepath.Abs(filepath.Join("testdata", "proc", "net"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	must(t, os.Symlink(net, filepath.Join(root, "net")))
-	must(t, os.Symlink("123", filepath.Join(root, "self")))
-	procs := []struct {
-		pid, pgrp int
-		state     byte
-		fds       map[string]string
-	}{
-		{123, 123, 'S', map[string]string{"0": "/dev/null", "3": "socket:[1001]", "4": "pipe:[55]"}},
-		{456, 123, 'R', map[string]string{"5": "socket:[8008]", "6": "socket:[1605]"}},
-		{789, 123, 'Z', nil},
-		{900, 900, 'S', map[string]string{"3": "socket:[9999]"}},
-	}
-	for _, p := range procs {
-		dir := filepath.Join(root, fmt.Sprint(p.pid))
-		must(t, os.MkdirAll(filepath.Join(dir, "fd"), 0o755))
-		stat := fmt.Sprintf("%d (fake %d) %c 1 %d %d 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", p.pid, p.pid, p.state, p.pgrp, p.pgrp, 1000+p.pid)
-		must(t, os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o644))
-		for fd, target := range p.fds {
-			must(t, os.Symlink(target, filepath.Join(dir, "fd", fd)))
-		}
-	}
-	return root
-}
-
-func must(t *testing.T, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestListeningTCP(t *testing.T) {
 	skipUnlessLittleEndian(t)
-	got, err := ListeningTCP(fakeProc(t))
+	got, err := fakeProc(t).ListeningTCP()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,7 +161,7 @@ func TestListeningTCPFiles(t *testing.T) {
 	t.Run("no tcp6", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, "tcp", header+line)
-		got, err := ListeningTCP(root)
+		got, err := FS(root).ListeningTCP()
 		if err != nil || len(got) != 1 {
 			t.Fatalf("ListeningTCP = %v, %v; want one listener", got, err)
 		}
@@ -264,14 +169,14 @@ func TestListeningTCPFiles(t *testing.T) {
 	t.Run("no tcp", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, "tcp6", header)
-		if _, err := ListeningTCP(root); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := FS(root).ListeningTCP(); !errors.Is(err, fs.ErrNotExist) {
 			t.Fatalf("ListeningTCP error = %v, want fs.ErrNotExist", err)
 		}
 	})
 	t.Run("malformed line", func(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, "tcp", header+line+"   1: garbage\n")
-		_, err := ListeningTCP(root)
+		_, err := FS(root).ListeningTCP()
 		if err == nil || !strings.Contains(err.Error(), "tcp:3:") {
 			t.Fatalf("ListeningTCP error = %v, want one naming tcp:3", err)
 		}
@@ -280,7 +185,7 @@ func TestListeningTCPFiles(t *testing.T) {
 		root := t.TempDir()
 		write(t, root, "tcp", "")
 		write(t, root, "tcp6", header+"\n")
-		if got, err := ListeningTCP(root); err != nil || len(got) != 0 {
+		if got, err := FS(root).ListeningTCP(); err != nil || len(got) != 0 {
 			t.Fatalf("ListeningTCP = %v, %v; want none", got, err)
 		}
 	})
@@ -298,7 +203,7 @@ func TestPortInUse(t *testing.T) {
 		41532: false, // only an established socket
 		9:     false,
 	} {
-		got, err := PortInUse(root, port)
+		got, err := root.PortInUse(port)
 		if err != nil || got != want {
 			t.Errorf("PortInUse(%d) = %v, %v; want %v", port, got, err, want)
 		}
@@ -324,7 +229,7 @@ func TestSocketOwners(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := SocketOwners(root, tt.inode, tt.pids)
+			got, err := root.SocketOwners(tt.inode, tt.pids)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -338,27 +243,10 @@ func TestSocketOwners(t *testing.T) {
 		root := t.TempDir()
 		must(t, os.MkdirAll(filepath.Join(root, "55"), 0o755))
 		must(t, os.WriteFile(filepath.Join(root, "55", "fd"), nil, 0o644)) // not a directory
-		if got, err := SocketOwners(root, 1, []int{55}); err == nil {
+		if got, err := FS(root).SocketOwners(1, []int{55}); err == nil {
 			t.Fatalf("SocketOwners = %v, nil; want error", got)
 		}
 	})
-}
-
-func TestGroupMembers(t *testing.T) {
-	root := fakeProc(t)
-	got, err := groupMembers(root, 123)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]int{123, 456}, got); diff != "" { // 789 is a zombie
-		t.Errorf("groupMembers mismatch (-want +got):\n%s", diff)
-	}
-	if got, err := groupMembers(root, 5); err != nil || len(got) != 0 {
-		t.Errorf("groupMembers(5) = %v, %v; want none", got, err)
-	}
-	if _, err := readStat(root, 31337); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("readStat of a missing pid: %v, want fs.ErrNotExist", err)
-	}
 }
 
 func TestSocketInode(t *testing.T) {
@@ -399,21 +287,6 @@ func FuzzParseTCPLine(f *testing.F) {
 		}
 		if again != e {
 			t.Fatalf("round trip of %q: got %+v, want %+v", line, again, e)
-		}
-	})
-}
-
-func FuzzParseStat(f *testing.F) {
-	f.Add("4242 (sleep) S 4241 4241 1 0 -1 4194304 98 0 0 0 0 0 0 0 20 0 1 0 1234567 2314240 128 18446744073709551615 1 1 0 0")
-	f.Add("77 (a) b (c)) R 1 70 70 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 99 0 0")
-	f.Add("1 () Z")
-	f.Fuzz(func(t *testing.T, in string) {
-		st, err := parseStat([]byte(in))
-		if err != nil {
-			return
-		}
-		if st.State == ' ' || st.State == ')' {
-			t.Fatalf("parseStat(%q) = %+v: bad state", in, st)
 		}
 	})
 }
