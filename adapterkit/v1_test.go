@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/hostfault"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
@@ -296,7 +297,7 @@ func TestV1ContextCancelDuringInvoke(t *testing.T) {
 func TestV1EventsDroppedAndRawWriter(t *testing.T) {
 	a := &testAdapter{invoke: func(ctx context.Context, inv Invocation) (contract.AgentRunResult, error) {
 		inv.Events.Emit(Event{Kind: "progress"})
-		if w := ProtocolWriterForTesting(ctx); w != nil {
+		if w := hostfault.Writer(ctx); w != nil {
 			w.Write([]byte("raw line\n"))
 		}
 		return contract.AgentRunResult{Status: contract.StatusSucceeded, Output: "ok"}, nil

@@ -33,7 +33,7 @@ func (h *host) serveV2(ctx context.Context, r io.Reader, w io.Writer) error {
 	s.conn = wire.NewConn(er, ww, wire.Options{Handler: s, Logger: h.log, MaxFrame: h.cfg.maxFrame})
 
 	runDone := make(chan error, 1)
-	// Run's context keeps life's values (ProtocolWriterForTesting) but is
+	// Run's context keeps life's values (hostfault.Writer) but is
 	// never cancelled: cancelling it would drop queued responses. The host
 	// ends the connection with Close once the last answer is out.
 	go func() { runDone <- s.conn.Run(context.WithoutCancel(h.life)) }()
