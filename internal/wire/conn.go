@@ -99,7 +99,6 @@ type Conn struct {
 	out        chan *frameBuf // to the writer
 	inq        chan inbound   // to the ordered dispatcher
 	readDone   chan error     // the error that ended reading (sent once)
-	readEnded  atomic.Bool    // set before readDone is sent
 	writerStop chan struct{}  // closed when no more responses will be queued
 	killed     chan struct{}  // closed by abort: give up blocked sends
 	closed     chan struct{}  // closed when the conn stops accepting calls
@@ -122,28 +121,28 @@ type Conn struct {
 	// Passive reading: the read role is a token in role while nobody
 	// reads; a Call takes it to read, and gives it back when its own answer
 	// has been read. dl interrupts the read of a caller that gives up.
-	passive  bool
-	dl       interface{ SetReadDeadline(time.Time) error }
-	role     chan struct{}
-	respID   int64 // with the role: id of the last response routed
-	yielded  bool  // with the role: handed to a helper goroutine
-	dlMu     sync.Mutex
-	dlOwner  int64 // the call reading, whose cancellation interrupts the read
-	dlSet    bool  // a read deadline is set
-	dlSetAny atomic.Bool
+	passive bool
+	dl      interface{ SetReadDeadline(time.Time) error }
+	role    chan struct{}
+	respID  int64 // with the role: id of the last response routed
+	yielded bool  // with the role: handed to a helper goroutine
 
-	nextID   atomic.Int64
 	active   atomic.Int32 // request handlers running
 	inFlight atomic.Int64 // items queued to or being handled by the dispatcher
 	handlers sync.WaitGroup
-	running  atomic.Bool
 
-	mu       sync.Mutex
-	pending  map[int64]chan callResult
-	isClosed bool
-	closeErr error // what Call and Notify return once closed
-	cause    error // why abort was called; nil if it was not
-	isKilled bool
+	// mu guards the conn's state below; wmu above only serializes writes.
+	mu        sync.Mutex
+	running   bool // Run has been called
+	readEnded bool // set before readDone is sent
+	nextID    int64
+	dlOwner   int64 // the call reading (passive), whose cancellation interrupts the read
+	dlSet     bool  // a read deadline is set
+	pending   map[int64]chan callResult
+	isClosed  bool
+	closeErr  error // what Call and Notify return once closed
+	cause     error // why abort was called; nil if it was not
+	isKilled  bool
 
 	closeIOOnce sync.Once
 }
@@ -226,12 +225,13 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 // wrapping ErrFrameTooLarge or ErrProtocol (a frame that is not JSON), or
 // the read or write error. Run may be called only once.
 func (c *Conn) Run(ctx context.Context) error {
-	if !c.running.CompareAndSwap(false, true) {
+	c.mu.Lock()
+	again, killed := c.running, c.isKilled
+	c.running = true
+	c.mu.Unlock()
+	if again {
 		return errors.New("wire: Conn.Run called more than once")
 	}
-	c.mu.Lock()
-	killed := c.isKilled
-	c.mu.Unlock()
 	if killed {
 		c.closeIO()
 		return c.runResult(nil)
@@ -331,11 +331,6 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		// The response would wait behind the notification being handled.
 		return errors.New("wire: Call from a notification handler of the same Conn would deadlock")
 	}
-	id := c.nextID.Add(1)
-	fb, err := encodeCall(id, method, params, c.limit)
-	if err != nil {
-		return err
-	}
 	ch := make(chan callResult, 1)
 	c.mu.Lock()
 	if c.isClosed {
@@ -343,8 +338,15 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		c.mu.Unlock()
 		return err
 	}
+	c.nextID++
+	id := c.nextID
 	c.pending[id] = ch
 	c.mu.Unlock()
+	fb, err := encodeCall(id, method, params, c.limit)
+	if err != nil {
+		c.forget(id)
+		return err
+	}
 
 	if !c.writeInline(fb) {
 		if err := c.send(ctx, fb); err != nil {
@@ -418,9 +420,9 @@ func (c *Conn) awaitReading(ctx context.Context, id int64, ch chan callResult) (
 // caller waiting for it, unless reading has ended for good or the role went
 // to a helper.
 func (c *Conn) readFor(ctx context.Context, id int64) (answered bool) {
-	c.dlMu.Lock()
+	c.mu.Lock()
 	c.dlOwner = id
-	c.dlMu.Unlock()
+	c.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { c.interrupt(id) })
 	release := true
 	for ctx.Err() == nil && !isDone(c.killed) {
@@ -428,12 +430,10 @@ func (c *Conn) readFor(ctx context.Context, id int64) (answered bool) {
 			answered = true
 			break
 		}
-		if c.dlSetAny.Load() {
-			c.clearDeadline()
-		}
+		c.clearDeadline()
 		frame, err := c.fr.ReadFrame()
 		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) && (ctx.Err() != nil || c.dlSetAny.Load()) {
+			if errors.Is(err, os.ErrDeadlineExceeded) && (ctx.Err() != nil || c.deadlineSet()) {
 				continue // interrupted: the loop sees ctx has ended
 			}
 			c.endReading(err)
@@ -459,9 +459,9 @@ func (c *Conn) readFor(ctx context.Context, id int64) (answered bool) {
 		}
 	}
 	stop()
-	c.dlMu.Lock()
+	c.mu.Lock()
 	c.dlOwner = 0
-	c.dlMu.Unlock()
+	c.mu.Unlock()
 	if release {
 		c.role <- struct{}{}
 	}
@@ -478,21 +478,25 @@ func (c *Conn) isPending(id int64) bool {
 // interrupt makes the read of call id, if it is still reading, return at
 // once.
 func (c *Conn) interrupt(id int64) {
-	c.dlMu.Lock()
-	defer c.dlMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.dlOwner == id {
 		c.dlSet = true
-		c.dlSetAny.Store(true)
 		_ = c.dl.SetReadDeadline(time.Unix(1, 0))
 	}
 }
 
+func (c *Conn) deadlineSet() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dlSet
+}
+
 func (c *Conn) clearDeadline() {
-	c.dlMu.Lock()
-	defer c.dlMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.dlSet {
 		c.dlSet = false
-		c.dlSetAny.Store(false)
 		_ = c.dl.SetReadDeadline(time.Time{})
 	}
 }
@@ -616,14 +620,19 @@ func (c *Conn) forget(id int64) {
 
 // endReading reports the error that ends reading for good to Run.
 func (c *Conn) endReading(err error) {
-	c.readEnded.Store(true)
+	c.mu.Lock()
+	c.readEnded = true
+	c.mu.Unlock()
 	c.readDone <- err
 }
 
 // releaseRole gives the read role back on a passive conn, unless reading
 // has ended.
 func (c *Conn) releaseRole() {
-	if !c.readEnded.Load() {
+	c.mu.Lock()
+	ended := c.readEnded
+	c.mu.Unlock()
+	if !ended {
 		c.role <- struct{}{}
 	}
 }
