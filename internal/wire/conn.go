@@ -104,11 +104,11 @@ type Conn struct {
 	closed     chan struct{}  // closed when the conn stops accepting calls
 
 	// Inline writes: a frame is written by the goroutine that produced it
-	// (see TryWriter) when no frame is queued (queued == 0) and nobody is
+	// (see tryWriter) when no frame is queued (queued == 0) and nobody is
 	// writing (wmu is free). wmu is held for every write to w; queued
 	// counts the frames given to the writer goroutine (or on their way to
 	// it, or the tail of a frame written in part) until they are written.
-	fast    TryWriter
+	fast    tryWriter
 	wmu     sync.Mutex
 	queued  atomic.Int64
 	rest    []byte        // under wmu: unwritten tail of an inline frame
@@ -184,10 +184,6 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	fast, ok := w.(TryWriter)
-	if !ok {
-		fast = NonblockingWriter(w)
-	}
 	dl, _ := r.(interface{ SetReadDeadline(time.Time) error })
 	c := &Conn{
 		r:           r,
@@ -205,7 +201,7 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 		killed:      make(chan struct{}),
 		closed:      make(chan struct{}),
 		pending:     make(map[int64]chan callResult),
-		fast:        fast,
+		fast:        nonblockingWriter(w),
 		kick:        make(chan struct{}, 1),
 		passive:     opts.Passive && dl != nil,
 		dl:          dl,
