@@ -169,6 +169,17 @@ type frameBuf struct {
 	respID json.RawMessage // the id a response answers; nil for other frames
 }
 
+// frameCap is the capacity a frame starts with: most frames (events, the
+// answers to health and stop, a turn's result) fit, so one allocation
+// serves them instead of a buffer doubling from 64 bytes.
+const frameCap = 512
+
+func newFrameBuf(respID json.RawMessage) *frameBuf {
+	fb := &frameBuf{respID: respID}
+	fb.b.Grow(frameCap)
+	return fb
+}
+
 // JSONAppender is implemented by params and results that encode themselves
 // without encoding/json (the hot messages of a protocol). Conn appends the
 // output to the frame as is: AppendJSON must append exactly one valid JSON
@@ -232,7 +243,7 @@ func (fb *frameBuf) finish(limit int) error {
 
 // encodeCall builds a request (id > 0) or notification (id == 0) frame.
 func encodeCall(id int64, method string, params any, limit int) (*frameBuf, error) {
-	fb := new(frameBuf)
+	fb := newFrameBuf(nil)
 	fb.b.WriteString(`{"jsonrpc":"2.0",`)
 	if id > 0 {
 		fb.b.WriteString(`"id":`)
@@ -257,7 +268,7 @@ func encodeCall(id int64, method string, params any, limit int) (*frameBuf, erro
 // nil for "id": null. If the result cannot be encoded or is too large, an
 // internal error is sent instead.
 func encodeResponse(id json.RawMessage, result any, rpcErr *Error, limit int) *frameBuf {
-	fb := &frameBuf{respID: id}
+	fb := newFrameBuf(id)
 	fb.b.WriteString(`{"jsonrpc":"2.0","id":`)
 	if id == nil {
 		fb.b.WriteString("null")
