@@ -982,3 +982,36 @@ func TestCallbackFromRequestHandler(t *testing.T) {
 		t.Fatalf("got %d, %v", got, err)
 	}
 }
+
+// TestResponseWritten: the hook sees the id of each answered request once
+// its response is out, whether the writer goroutine wrote it (pipes) or the
+// handler's goroutine did (sockets take inline writes).
+func TestResponseWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pair func(*testing.T, Options, Options) (*Conn, *Conn)
+	}{
+		{"writer goroutine", connPair},
+		{"inline", socketConnPair},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			written := make(chan string, 8)
+			hook := func(id json.RawMessage) { written <- string(id) }
+			core, _ := tc.pair(t, Options{}, Options{Handler: mathHandler(), ResponseWritten: hook})
+			for i := 1; i <= 3; i++ {
+				var sum int
+				if err := core.Call(context.Background(), "add", addParams{i, i}, &sum); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case id := <-written:
+					if want := fmt.Sprint(i); id != want {
+						t.Fatalf("hook saw id %s, want %s", id, want)
+					}
+				case <-time.After(waitLong):
+					t.Fatalf("hook not called for call %d", i)
+				}
+			}
+		})
+	}
+}
