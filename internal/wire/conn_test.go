@@ -440,6 +440,21 @@ func pendingCalls(c *Conn) int {
 	return len(c.pending)
 }
 
+// slowQuick answers "slow" with "late" once release is closed (or its
+// context ends) and anything else with "quick" at once.
+func slowQuick(release <-chan struct{}) Handler {
+	return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+		if req.Method == "slow" {
+			select {
+			case <-release:
+			case <-ctx.Done():
+			}
+			return "late", nil
+		}
+		return "quick", nil
+	})
+}
+
 // TestCallContextCancel: a call waiting for its response returns when its
 // context ends, and the conn goes on working. In a synctest bubble, Wait
 // returns once the call is durably blocked waiting, so cancel reaches that
@@ -447,17 +462,7 @@ func pendingCalls(c *Conn) int {
 func TestCallContextCancel(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
-		h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
-			if req.Method == "slow" {
-				select {
-				case <-release:
-				case <-ctx.Done():
-				}
-				return "late", nil
-			}
-			return "quick", nil
-		})
-		a, b := connPair(t, Options{}, Options{Handler: h})
+		a, b := connPair(t, Options{}, Options{Handler: slowQuick(release)})
 
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)

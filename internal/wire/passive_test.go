@@ -82,17 +82,7 @@ func TestPassiveEventsBeforeResult(t *testing.T) {
 // returns at once when its context ends, and the conn goes on working.
 func TestPassiveCancelWhileReading(t *testing.T) {
 	release := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
-		if req.Method == "slow" {
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-			return "late", nil
-		}
-		return "quick", nil
-	})
-	core, _ := socketConnPair(t, Options{Passive: true}, Options{Handler: h})
+	core, _ := socketConnPair(t, Options{Passive: true}, Options{Handler: slowQuick(release)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- core.Call(ctx, "slow", nil, nil) }()
