@@ -3,14 +3,40 @@ package wire
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"unicode/utf8"
 )
 
-// This file holds the single-pass envelope reader used on the hot path: a
-// frame is validated once by json.Valid, and the envelope fields are then
-// picked out of the validated bytes by a walk that only skips over payload
-// values (json.Unmarshal would scan the frame twice, and a frame is mostly
-// payload that wire only passes on).
+// This file holds the single-pass envelope reader used on the hot path.
+// json.Unmarshal scans every frame twice (once to validate, once to decode),
+// and a frame is mostly payload that wire only passes on. Here a frame is
+// validated once by a table-driven scanner that accepts exactly what
+// json.Valid accepts (FuzzJSONValid checks this), and the envelope fields
+// are then picked out of the validated bytes by a walk that only skips over
+// payload values.
+
+// maxDepth is encoding/json's nesting limit, kept so that both accept the
+// same documents.
+const maxDepth = 10000
+
+// strSafe[c] is true for bytes that may appear unescaped inside a string
+// without ending it.
+var strSafe = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// syntaxError reports invalid JSON at byte offset Offset.
+type syntaxError struct {
+	Offset int
+	msg    string
+}
+
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("%s at offset %d", e.msg, e.Offset)
+}
 
 func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -22,13 +48,153 @@ func skipWS(data []byte, i int) int {
 }
 
 // checkJSON reports whether data is exactly one JSON value, optionally
-// surrounded by whitespace, as json.Valid does, with encoding/json's
-// syntax error when it is not.
+// surrounded by whitespace, with the same verdict as json.Valid.
 func checkJSON(data []byte) error {
-	if json.Valid(data) {
-		return nil
+	var stackBuf [32]byte
+	stack := stackBuf[:0] // open containers: '{' or '['
+	i := skipWS(data, 0)
+	bad := func(msg string) error { return &syntaxError{Offset: i, msg: msg} }
+	for {
+		// A value starts at i.
+		if i >= len(data) {
+			return bad("unexpected end of JSON input")
+		}
+		switch c := data[i]; {
+		case c == '{' || c == '[':
+			if len(stack) >= maxDepth {
+				return bad("exceeded max depth")
+			}
+			i = skipWS(data, i+1)
+			if i < len(data) && data[i] == c+2 { // '}' or ']'
+				i++
+				break
+			}
+			stack = append(stack, c)
+			if c == '{' {
+				var err error
+				if i, err = checkKey(data, i); err != nil {
+					return err
+				}
+			}
+			continue
+		case c == '"':
+			j, err := checkString(data, i)
+			if err != nil {
+				return err
+			}
+			i = j
+		case c == '-' || (c >= '0' && c <= '9'):
+			j, ok := checkNumber(data, i)
+			if !ok {
+				i = j
+				return bad("invalid number")
+			}
+			i = j
+		case c == 't':
+			if !hasLiteral(data, i, "true") {
+				return bad("invalid literal")
+			}
+			i += 4
+		case c == 'f':
+			if !hasLiteral(data, i, "false") {
+				return bad("invalid literal")
+			}
+			i += 5
+		case c == 'n':
+			if !hasLiteral(data, i, "null") {
+				return bad("invalid literal")
+			}
+			i += 4
+		default:
+			return bad("invalid character looking for beginning of value")
+		}
+		// After a value: close containers or move to the next element.
+		for {
+			i = skipWS(data, i)
+			if len(stack) == 0 {
+				if i != len(data) {
+					return bad("invalid character after top-level value")
+				}
+				return nil
+			}
+			if i >= len(data) {
+				return bad("unexpected end of JSON input")
+			}
+			top := stack[len(stack)-1]
+			if data[i] == top+2 {
+				stack = stack[:len(stack)-1]
+				i++
+				continue
+			}
+			if data[i] != ',' {
+				return bad("invalid character after element")
+			}
+			i = skipWS(data, i+1)
+			if top == '{' {
+				var err error
+				if i, err = checkKey(data, i); err != nil {
+					return err
+				}
+			}
+			break
+		}
 	}
-	return json.Unmarshal(data, new(json.RawMessage))
+}
+
+// checkKey checks `"key" :` at i and returns the offset after the colon and
+// any whitespace.
+func checkKey(data []byte, i int) (int, error) {
+	if i >= len(data) || data[i] != '"' {
+		return i, &syntaxError{Offset: i, msg: "expected object key"}
+	}
+	i, err := checkString(data, i)
+	if err != nil {
+		return i, err
+	}
+	i = skipWS(data, i)
+	if i >= len(data) || data[i] != ':' {
+		return i, &syntaxError{Offset: i, msg: "expected colon after object key"}
+	}
+	return skipWS(data, i+1), nil
+}
+
+// checkString checks the string starting with the quote at i and returns the
+// offset after its closing quote.
+func checkString(data []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		for j < len(data) && strSafe[data[j]] {
+			j++
+		}
+		if j >= len(data) {
+			return j, &syntaxError{Offset: j, msg: "unexpected end of string"}
+		}
+		switch data[j] {
+		case '"':
+			return j + 1, nil
+		case '\\':
+			if j+1 >= len(data) {
+				return j, &syntaxError{Offset: j, msg: "unexpected end of string"}
+			}
+			switch data[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if j+6 > len(data) || !isHex(data[j+2]) || !isHex(data[j+3]) || !isHex(data[j+4]) || !isHex(data[j+5]) {
+					return j, &syntaxError{Offset: j, msg: "invalid \\u escape"}
+				}
+				j += 6
+			default:
+				return j, &syntaxError{Offset: j, msg: "invalid escape"}
+			}
+		default: // a control character
+			return j, &syntaxError{Offset: j, msg: "control character in string"}
+		}
+	}
+}
+
+func isHex(c byte) bool {
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -6,9 +6,6 @@ import (
 	"testing"
 )
 
-// maxDepth is encoding/json's nesting limit.
-const maxDepth = 10000
-
 var jsonValidityCases = []string{
 	``, ` `, `{}`, `[]`, `""`, `0`, `-0`, `1.5e3`, `-1E-7`, `true`, `false`, `null`,
 	` {"a" : [1, 2, {"b": null}], "c": "\u00e9\n\"\\\/\b\f\r\t"} `,
@@ -22,19 +19,32 @@ var jsonValidityCases = []string{
 	strings.Repeat(`{"a":`, maxDepth) + "1" + strings.Repeat("}", maxDepth),
 }
 
-// FuzzEnvelopeWalk: on valid JSON, skipValue and eachMember see the values
-// encoding/json sees.
-func FuzzEnvelopeWalk(f *testing.F) {
+func TestCheckJSONMatchesStdlib(t *testing.T) {
+	for _, s := range jsonValidityCases {
+		want := json.Valid([]byte(s))
+		err := checkJSON([]byte(s))
+		if (err == nil) != want {
+			t.Errorf("checkJSON(%.60q) = %v, json.Valid = %v", s, err, want)
+		}
+	}
+}
+
+func FuzzJSONValid(f *testing.F) {
 	for _, s := range jsonValidityCases {
 		if len(s) < 1000 {
 			f.Add([]byte(s))
 		}
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if !json.Valid(data) {
+		want := json.Valid(data)
+		err := checkJSON(data)
+		if (err == nil) != want {
+			t.Fatalf("checkJSON = %v, json.Valid = %v", err, want)
+		}
+		if !want {
 			return
 		}
-		// skipValue agrees with encoding/json on where the value ends, and
+		// skipValue agrees with the scanner on where the value ends, and
 		// object members are the ones encoding/json sees.
 		i := skipWS(data, 0)
 		if end := skipWS(data, skipValue(data, i)); end != len(data) {
