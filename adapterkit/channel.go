@@ -1,13 +1,13 @@
 package adapterkit
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"strconv"
 
+	"github.com/fabric-runtime/fabric/internal/hostfault"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
@@ -33,19 +33,9 @@ func openChannel() (io.Reader, io.Writer, error) {
 	return c, c, nil
 }
 
-// ProtocolWriterForTesting returns the raw protocol channel of the host
-// that made ctx (the context Serve passes to Adapter.Start and to Session
-// methods): the private stdout descriptor on v1, the fd 3 socket on v2, or
-// the writer given to WithStreams. It returns nil for any other context.
-//
-// It is a fault-injection hook for conformance tests only: whatever is
-// written goes to the core as is, outside the protocol's framing, and a
-// write that is not a whole valid frame makes the core drop the host (that
-// is the point, e.g. the scripted adapter's malformed_output mode). Write
-// whole lines; never use it in a real adapter.
-func ProtocolWriterForTesting(ctx context.Context) io.Writer {
-	if h, ok := ctx.Value(hostKey{}).(*host); ok {
-		return h.raw
-	}
-	return nil
-}
+// hostKey is the context key of the host serving a call: the scripted
+// adapter's fault injection finds the raw channel through it (hostfault).
+type hostKey = hostfault.Key
+
+// ProtocolWriter returns the raw protocol channel, for hostfault.Writer.
+func (h *host) ProtocolWriter() io.Writer { return h.raw }

@@ -34,7 +34,7 @@
 //   - write anything but protocol frames to the protocol channel, or let a
 //     stray write to stdout by adapter code reach it (v1 moves the protocol
 //     to private descriptors first); the one exception is the documented
-//     fault-injection hook ProtocolWriterForTesting;
+//     fault injection of the scripted adapter (internal/hostfault);
 //   - log payloads: requests and results may carry secrets; logs go to
 //     stderr, which the core captures and scrubs;
 //   - run two turns at once, or call Session.Stop twice;

@@ -35,7 +35,7 @@ type host struct {
 	cfg      *serveConfig
 	log      *slog.Logger
 	protocol string
-	raw      io.Writer // the protocol channel, for ProtocolWriterForTesting
+	raw      io.Writer // the protocol channel, for hostfault.Writer
 
 	// life is the context of everything the session does outside a call:
 	// Adapter.Start's ctx descends from it. Cancelled when Serve returns.
@@ -61,8 +61,6 @@ type running struct {
 	cancel context.CancelCauseFunc
 	done   chan struct{} // closed when the invoke has returned and been accounted
 }
-
-type hostKey struct{}
 
 func newHost(ctx context.Context, a Adapter, cfg *serveConfig, proto string, raw io.Writer) *host {
 	h := &host{adapter: a, cfg: cfg, log: cfg.logger, protocol: proto, raw: raw}

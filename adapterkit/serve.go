@@ -208,7 +208,7 @@ func Serve(ctx context.Context, a Adapter, opts ...ServeOption) error {
 	}
 	h := newHost(ctx, a, &cfg, proto, w)
 	defer h.lifeCancel()
-	runCtx = context.WithValue(runCtx, hostKey{}, h) // for ProtocolWriterForTesting
+	runCtx = context.WithValue(runCtx, hostKey{}, h) // for hostfault.Writer
 	if proto == contract.HostProtocolV2 {
 		return h.serveV2(runCtx, r, w)
 	}

@@ -8,9 +8,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/hostfault"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
@@ -218,8 +220,15 @@ func TestV1EOFStopsSession(t *testing.T) {
 	}
 }
 
-// Upstream finishes the request in progress before acting on EOF.
+// Upstream finishes the request in progress before acting on EOF. In a
+// synctest bubble, Wait returns only when the host has done all it will do
+// with the EOF while the invoke runs (a host that cancelled on EOF would
+// have done so by then).
 func TestV1EOFAfterInvokeStillAnswers(t *testing.T) {
+	synctest.Test(t, testV1EOFAfterInvokeStillAnswers)
+}
+
+func testV1EOFAfterInvokeStillAnswers(t *testing.T) {
 	release := make(chan struct{})
 	entered := make(chan struct{}, 1)
 	a := &testAdapter{invoke: func(ctx context.Context, inv Invocation) (contract.AgentRunResult, error) {
@@ -233,7 +242,7 @@ func TestV1EOFAfterInvokeStillAnswers(t *testing.T) {
 	c.sendOp("invoke", invokeParams("runtime-1", "i1", "x"))
 	<-entered
 	c.in.Close()
-	time.Sleep(20 * time.Millisecond)
+	synctest.Wait()
 	close(release)
 	r := c.expectSuccess("invoke")
 	if !strings.Contains(string(r.Outcome.Output), `"output":true`) {
@@ -296,7 +305,7 @@ func TestV1ContextCancelDuringInvoke(t *testing.T) {
 func TestV1EventsDroppedAndRawWriter(t *testing.T) {
 	a := &testAdapter{invoke: func(ctx context.Context, inv Invocation) (contract.AgentRunResult, error) {
 		inv.Events.Emit(Event{Kind: "progress"})
-		if w := ProtocolWriterForTesting(ctx); w != nil {
+		if w := hostfault.Writer(ctx); w != nil {
 			w.Write([]byte("raw line\n"))
 		}
 		return contract.AgentRunResult{Status: contract.StatusSucceeded, Output: "ok"}, nil

@@ -18,9 +18,12 @@ import (
 type v2Server struct {
 	*host
 	conn    *wire.Conn
-	watch   *watchWriter
 	ending  chan struct{} // closed when the host must end after its answer
 	endOnce sync.Once
+
+	lastID       atomic.Pointer[json.RawMessage] // the request whose answer ends the host
+	answered     chan struct{}                   // closed when that answer has been written
+	answeredOnce sync.Once
 }
 
 // serveV2 runs protocol v2 on r and w. wire.Conn handles requests
@@ -28,12 +31,11 @@ type v2Server struct {
 // an invocation's events before its response.
 func (h *host) serveV2(ctx context.Context, r io.Reader, w io.Writer) error {
 	er := &eofReader{r: r, eof: make(chan struct{})}
-	ww := &watchWriter{w: w, try: wire.NonblockingWriter(w), found: make(chan struct{})}
-	s := &v2Server{host: h, watch: ww, ending: make(chan struct{})}
-	s.conn = wire.NewConn(er, ww, wire.Options{Handler: s, Logger: h.log, MaxFrame: h.cfg.maxFrame})
+	s := &v2Server{host: h, ending: make(chan struct{}), answered: make(chan struct{})}
+	s.conn = wire.NewConn(er, w, wire.Options{Handler: s, Logger: h.log, MaxFrame: h.cfg.maxFrame, ResponseWritten: s.written})
 
 	runDone := make(chan error, 1)
-	// Run's context keeps life's values (ProtocolWriterForTesting) but is
+	// Run's context keeps life's values (hostfault.Writer) but is
 	// never cancelled: cancelling it would drop queued responses. The host
 	// ends the connection with Close once the last answer is out.
 	go func() { runDone <- s.conn.Run(context.WithoutCancel(h.life)) }()
@@ -65,7 +67,7 @@ func (h *host) serveV2(ctx context.Context, r io.Reader, w io.Writer) error {
 				return nil
 			}
 		} else {
-			waitFor(ww.found, h.cfg.stopGrace) // the stop answer is on its way
+			waitFor(s.answered, h.cfg.stopGrace) // the last answer is out
 		}
 	case <-ctx.Done():
 		h.log.Info("adapterkit: shutting down", "cause", context.Cause(ctx))
@@ -85,8 +87,15 @@ func (h *host) serveV2(ctx context.Context, r io.Reader, w io.Writer) error {
 // endAfter makes the host end once the answer to the request with id has
 // been written.
 func (s *v2Server) endAfter(id json.RawMessage) {
-	s.watch.arm(id)
+	s.lastID.Store(&id)
 	s.endOnce.Do(func() { close(s.ending) })
+}
+
+// written is the conn's ResponseWritten hook.
+func (s *v2Server) written(id json.RawMessage) {
+	if last := s.lastID.Load(); last != nil && bytes.Equal(*last, id) {
+		s.answeredOnce.Do(func() { close(s.answered) })
+	}
 }
 
 // rpcFailure is a lifecycle failure as a JSON-RPC error.
@@ -312,67 +321,6 @@ func (e *eofReader) stopReading() bool {
 
 func (e *eofReader) Close() error {
 	if c, ok := e.r.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
-}
-
-// watchWriter passes writes through and, once armed with a request id,
-// signals when a response frame with that id has been written. wire.Conn
-// writes whole frames, so the response is complete when seen. The frames
-// are only inspected after arming, which happens when the host is ending.
-type watchWriter struct {
-	w      io.Writer
-	try    wire.TryWriter // nil if w cannot be written without blocking
-	target atomic.Pointer[[]byte]
-	found  chan struct{}
-	once   sync.Once
-}
-
-// TryWrite implements wire.TryWriter, which lets the conn write frames
-// from the goroutine that produced them. Once armed it declines, so that
-// every later frame goes whole through Write, where it is inspected.
-func (ww *watchWriter) TryWrite(p []byte) (int, error) {
-	if ww.try == nil || ww.target.Load() != nil {
-		return 0, nil
-	}
-	return ww.try.TryWrite(p)
-}
-
-func (ww *watchWriter) arm(id json.RawMessage) {
-	b := bytes.Clone(id)
-	ww.target.Store(&b)
-}
-
-func (ww *watchWriter) Write(p []byte) (int, error) {
-	n, err := ww.w.Write(p)
-	if t := ww.target.Load(); t != nil && n > 0 {
-		ww.scan(p[:n], *t)
-	}
-	return n, err
-}
-
-func (ww *watchWriter) scan(p, id []byte) {
-	for len(p) > 0 {
-		line := p
-		if i := bytes.IndexByte(p, '\n'); i >= 0 {
-			line, p = p[:i], p[i+1:]
-		} else {
-			p = nil
-		}
-		var m struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		if json.Unmarshal(line, &m) == nil && m.Method == "" && bytes.Equal(m.ID, id) {
-			ww.once.Do(func() { close(ww.found) })
-			return
-		}
-	}
-}
-
-func (ww *watchWriter) Close() error {
-	if c, ok := ww.w.(io.Closer); ok {
 		return c.Close()
 	}
 	return nil

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/hostfault"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 	"github.com/fabric-runtime/fabric/internal/wire"
 )
@@ -533,13 +534,13 @@ func TestV2ContextCancel(t *testing.T) {
 	<-runEnd
 }
 
-func TestProtocolWriterForTesting(t *testing.T) {
-	if ProtocolWriterForTesting(context.Background()) != nil {
+func TestHostfaultWriter(t *testing.T) {
+	if hostfault.Writer(context.Background()) != nil {
 		t.Error("writer for a foreign context")
 	}
 	got := make(chan bool, 1)
 	a := &testAdapter{invoke: func(ctx context.Context, inv Invocation) (contract.AgentRunResult, error) {
-		got <- ProtocolWriterForTesting(ctx) != nil
+		got <- hostfault.Writer(ctx) != nil
 		return contract.AgentRunResult{Status: contract.StatusSucceeded}, nil
 	}}
 	c := startV2(t, a)

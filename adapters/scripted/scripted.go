@@ -12,6 +12,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/hostfault"
 )
 
 // Modes, the failures the adapter can simulate (settings "mode").
@@ -218,7 +219,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 				},
 			}, nil
 		case ModeMalformedOutput:
-			if w := adapterkit.ProtocolWriterForTesting(ctx); w != nil {
+			if w := hostfault.Writer(ctx); w != nil {
 				_, _ = w.Write([]byte(MalformedLine))
 			}
 			<-ctx.Done()

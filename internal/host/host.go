@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
@@ -273,13 +275,22 @@ func (h *Host) call(ctx context.Context, op string, params, result any) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	}
-	select {
-	case <-h.proc.Done():
-		st, _ := h.proc.ExitState()
+	if st, exited := h.proc.ExitState(); exited {
 		return h.fail(op, CodeHostCrashed, "host process exited ("+st.String()+")", err)
-	case <-time.After(20 * time.Millisecond):
+	}
+	if channelClosed(err) {
+		// Whether or not the process is gone yet: a host that closes its
+		// channel has crashed as far as the core can tell.
+		return h.fail(op, CodeHostCrashed, "host closed its channel", err)
 	}
 	return h.fail(op, CodeHostIO, "host channel failed", err)
+}
+
+// channelClosed reports whether err says the host closed its end of the
+// channel: the end of the stream, or a broken pipe or connection.
+func channelClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.EPIPE) || errors.Is(err, syscall.ECONNRESET)
 }
 
 func (h *Host) fail(op, code, msg string, err error) *Error {

@@ -18,7 +18,14 @@ import (
 // The test binary doubles as a scripted host: with envReply set it reads
 // one request from its channel, writes the reply (with {{id}} replaced by
 // the request's id) as one frame, and then waits for its channel to close.
+// Two replies are scripted differently: replyClose closes the channel
+// without answering and lives on until killed, replyNone never answers.
 const envReply = "FABRIC_HOST_TEST_REPLY"
+
+const (
+	replyClose = "<close>"
+	replyNone  = "<none>"
+)
 
 func TestMain(m *testing.M) {
 	if reply, ok := os.LookupEnv(envReply); ok {
@@ -45,6 +52,17 @@ func scriptedHost(reply string) int {
 		ID json.RawMessage `json:"id"`
 	}
 	_ = json.Unmarshal(line, &req)
+	switch reply {
+	case replyClose:
+		if c, ok := out.(io.Closer); ok {
+			_ = c.Close()
+		}
+		time.Sleep(time.Hour) // alive, with its channel closed
+		return 2
+	case replyNone:
+		_, _ = io.Copy(io.Discard, r)
+		return 0
+	}
 	reply = strings.ReplaceAll(reply, "{{id}}", string(req.ID))
 	if _, err := io.WriteString(out, reply+"\n"); err != nil {
 		return 2
@@ -101,5 +119,45 @@ func TestBadAnswerIsProtocolError(t *testing.T) {
 				t.Fatalf("Invoke error = %v, want code %s", err, CodeProtocolError)
 			}
 		})
+	}
+}
+
+// A host that closes its channel has crashed as far as the core can tell
+// (docs/errors.md), whether or not its process has exited yet, and the
+// call says so at once.
+func TestClosedChannelIsHostCrashed(t *testing.T) {
+	for _, protocol := range []string{contract.HostProtocolV1, contract.HostProtocolV2} {
+		t.Run(protocol, func(t *testing.T) {
+			h := launchScripted(t, protocol, replyClose)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			_, err := h.Invoke(ctx, hostproto.InvokeParams{RuntimeContext: contract.RuntimeContext{InvocationID: "inv-1"}}, nil)
+			var he *Error
+			if !errors.As(err, &he) || he.Code != CodeHostCrashed {
+				t.Fatalf("Invoke error = %v, want code %s", err, CodeHostCrashed)
+			}
+			select {
+			case <-h.Exited():
+				t.Fatal("the scripted host exited: the test did not reach a live host with a closed channel")
+			default:
+			}
+			h.Kill(context.Background())
+		})
+	}
+}
+
+// A v1 channel left out of step by a cancelled call is no longer usable:
+// the next call fails with host_io without writing anything.
+func TestOutOfStepChannelIsHostIO(t *testing.T) {
+	h := launchScripted(t, contract.HostProtocolV1, replyNone)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := h.Invoke(ctx, hostproto.InvokeParams{}, nil); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Invoke = %v, want context.Canceled", err)
+	}
+	_, err := h.Invoke(context.Background(), hostproto.InvokeParams{}, nil)
+	var he *Error
+	if !errors.As(err, &he) || he.Code != CodeHostIO {
+		t.Fatalf("next Invoke = %v, want code %s", err, CodeHostIO)
 	}
 }

@@ -24,12 +24,6 @@ const (
 // Write when frames arrive faster than they can be written.
 const maxBatch = 64 << 10
 
-// inlinePeriod is the period of the watchdog of requests handled on the
-// reading goroutine: a request still running there after a whole period
-// moves the reading to a new goroutine, so reading stops for less than two
-// periods.
-const inlinePeriod = time.Millisecond
-
 // Options configures a Conn. The zero value is usable.
 type Options struct {
 	// MaxFrame limits the size of every frame in both directions
@@ -55,6 +49,10 @@ type Options struct {
 	// (DefaultMaxConcurrency if <= 0). A request over the limit is answered
 	// at once with CodeOverloaded.
 	MaxConcurrency int
+	// ResponseWritten, if set, is called with the id of each request whose
+	// response has been written whole, on the goroutine that wrote it:
+	// it must not block.
+	ResponseWritten func(id json.RawMessage)
 	// Passive makes the Conn read only while a Call waits for its response,
 	// on the goroutine of that Call: the answer then wakes the caller
 	// directly instead of a reader goroutine that hands it over, which
@@ -85,36 +83,32 @@ type Options struct {
 // after every notification received before it has been handled, so a Call
 // returns after the notifications the peer sent before answering it.
 //
-// A request is handled on the goroutine that read it (unless Passive), which
-// spares a goroutine switch for short requests; reading resumes when the
-// handler returns. A handler still running after about a millisecond (one
-// to two periods of a watchdog) hands the reading to a new goroutine and
-// goes on concurrently, so a long request delays the next frames by at most
-// that much.
+// Each request is handled on a goroutine of its own, so a long request
+// delays nothing else.
 type Conn struct {
 	r   io.Reader
 	w   io.Writer
 	log *slog.Logger
 
-	handler Handler
-	maxIn   int32
-	fr      *FrameReader
-	limit   int
+	handler     Handler
+	respWritten func(id json.RawMessage) // Options.ResponseWritten
+	maxIn       int32
+	fr          *FrameReader
+	limit       int
 
 	out        chan *frameBuf // to the writer
 	inq        chan inbound   // to the ordered dispatcher
 	readDone   chan error     // the error that ended reading (sent once)
-	readEnded  atomic.Bool    // set before readDone is sent
 	writerStop chan struct{}  // closed when no more responses will be queued
 	killed     chan struct{}  // closed by abort: give up blocked sends
 	closed     chan struct{}  // closed when the conn stops accepting calls
 
 	// Inline writes: a frame is written by the goroutine that produced it
-	// (see TryWriter) when no frame is queued (queued == 0) and nobody is
+	// (see tryWriter) when no frame is queued (queued == 0) and nobody is
 	// writing (wmu is free). wmu is held for every write to w; queued
 	// counts the frames given to the writer goroutine (or on their way to
 	// it, or the tail of a frame written in part) until they are written.
-	fast    TryWriter
+	fast    tryWriter
 	wmu     sync.Mutex
 	queued  atomic.Int64
 	rest    []byte        // under wmu: unwritten tail of an inline frame
@@ -124,44 +118,31 @@ type Conn struct {
 
 	hctx context.Context // handlers' context, set by Run before reading
 
-	// Requests handled on the reading goroutine. inlineTok is the token of
-	// the one running there (0: none); whoever swaps it to 0 decides
-	// whether the reader goes on reading after it (the reader itself) or a
-	// new goroutine takes over (the watchdog).
-	inlineTok atomic.Uint64
-	inlineSeq atomic.Uint64 // last token handed out
-	wd        *time.Timer   // the watchdog, armed while requests come
-	wdArmed   atomic.Bool
-	wdTok     atomic.Uint64 // inlineTok at the watchdog's last check
-	wdSeq     atomic.Uint64 // inlineSeq at the watchdog's last check
-	wdMu      sync.Mutex    // held by a running watchdog
-	wdOff     bool          // under wdMu: reading has ended, the watchdog stays off
-
 	// Passive reading: the read role is a token in role while nobody
 	// reads; a Call takes it to read, and gives it back when its own answer
 	// has been read. dl interrupts the read of a caller that gives up.
-	passive  bool
-	dl       interface{ SetReadDeadline(time.Time) error }
-	role     chan struct{}
-	respID   int64 // with the role: id of the last response routed
-	yielded  bool  // with the role: handed to a helper goroutine
-	dlMu     sync.Mutex
-	dlOwner  int64 // the call reading, whose cancellation interrupts the read
-	dlSet    bool  // a read deadline is set
-	dlSetAny atomic.Bool
+	passive bool
+	dl      interface{ SetReadDeadline(time.Time) error }
+	role    chan struct{}
+	respID  int64 // with the role: id of the last response routed
+	yielded bool  // with the role: handed to a helper goroutine
 
-	nextID   atomic.Int64
 	active   atomic.Int32 // request handlers running
 	inFlight atomic.Int64 // items queued to or being handled by the dispatcher
 	handlers sync.WaitGroup
-	running  atomic.Bool
 
-	mu       sync.Mutex
-	pending  map[int64]chan callResult
-	isClosed bool
-	closeErr error // what Call and Notify return once closed
-	cause    error // why abort was called; nil if it was not
-	isKilled bool
+	// mu guards the conn's state below; wmu above only serializes writes.
+	mu        sync.Mutex
+	running   bool // Run has been called
+	readEnded bool // set before readDone is sent
+	nextID    int64
+	dlOwner   int64 // the call reading (passive), whose cancellation interrupts the read
+	dlSet     bool  // a read deadline is set
+	pending   map[int64]chan callResult
+	isClosed  bool
+	closeErr  error // what Call and Notify return once closed
+	cause     error // why abort was called; nil if it was not
+	isKilled  bool
 
 	closeIOOnce sync.Once
 }
@@ -203,34 +184,29 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	fast, ok := w.(TryWriter)
-	if !ok {
-		fast = NonblockingWriter(w)
-	}
 	dl, _ := r.(interface{ SetReadDeadline(time.Time) error })
 	c := &Conn{
-		r:          r,
-		w:          w,
-		log:        log,
-		handler:    opts.Handler,
-		maxIn:      int32(min(opts.MaxConcurrency, 1<<30)),
-		fr:         NewFrameReader(r, opts.MaxFrame),
-		limit:      opts.MaxFrame,
-		out:        make(chan *frameBuf, opts.OutboundQueue),
-		inq:        make(chan inbound, opts.InboundQueue),
-		readDone:   make(chan error, 1),
-		writerStop: make(chan struct{}),
-		killed:     make(chan struct{}),
-		closed:     make(chan struct{}),
-		pending:    make(map[int64]chan callResult),
-		fast:       fast,
-		kick:       make(chan struct{}, 1),
-		passive:    opts.Passive && dl != nil,
-		dl:         dl,
-		role:       make(chan struct{}, 1),
+		r:           r,
+		w:           w,
+		log:         log,
+		handler:     opts.Handler,
+		respWritten: opts.ResponseWritten,
+		maxIn:       int32(min(opts.MaxConcurrency, 1<<30)),
+		fr:          NewFrameReader(r, opts.MaxFrame),
+		limit:       opts.MaxFrame,
+		out:         make(chan *frameBuf, opts.OutboundQueue),
+		inq:         make(chan inbound, opts.InboundQueue),
+		readDone:    make(chan error, 1),
+		writerStop:  make(chan struct{}),
+		killed:      make(chan struct{}),
+		closed:      make(chan struct{}),
+		pending:     make(map[int64]chan callResult),
+		fast:        nonblockingWriter(w),
+		kick:        make(chan struct{}, 1),
+		passive:     opts.Passive && dl != nil,
+		dl:          dl,
+		role:        make(chan struct{}, 1),
 	}
-	c.wd = time.AfterFunc(time.Hour, c.watchdog)
-	c.wd.Stop()
 	return c
 }
 
@@ -245,12 +221,13 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 // wrapping ErrFrameTooLarge or ErrProtocol (a frame that is not JSON), or
 // the read or write error. Run may be called only once.
 func (c *Conn) Run(ctx context.Context) error {
-	if !c.running.CompareAndSwap(false, true) {
+	c.mu.Lock()
+	again, killed := c.running, c.isKilled
+	c.running = true
+	c.mu.Unlock()
+	if again {
 		return errors.New("wire: Conn.Run called more than once")
 	}
-	c.mu.Lock()
-	killed := c.isKilled
-	c.mu.Unlock()
 	if killed {
 		c.closeIO()
 		return c.runResult(nil)
@@ -291,11 +268,6 @@ func (c *Conn) Run(ctx context.Context) error {
 		readErr = <-c.readDone
 	}
 	// From here on nothing reads or routes frames.
-	c.wdMu.Lock()
-	c.wdOff = true
-	c.wd.Stop()
-	c.wdMu.Unlock()
-
 	// Stop accepting calls; deliver what was already received; let handlers
 	// finish and their responses drain; then fail whatever is still pending.
 	c.setClosed(c.endCause(readErr))
@@ -355,21 +327,22 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		// The response would wait behind the notification being handled.
 		return errors.New("wire: Call from a notification handler of the same Conn would deadlock")
 	}
-	id := c.nextID.Add(1)
-	fb, err := encodeCall(id, method, params, c.limit)
-	if err != nil {
-		return err
-	}
 	ch := make(chan callResult, 1)
 	c.mu.Lock()
 	if c.isClosed {
 		err := c.closeErr
 		c.mu.Unlock()
-		putFrameBuf(fb)
 		return err
 	}
+	c.nextID++
+	id := c.nextID
 	c.pending[id] = ch
 	c.mu.Unlock()
+	fb, err := encodeCall(id, method, params, c.limit)
+	if err != nil {
+		c.forget(id)
+		return err
+	}
 
 	if !c.writeInline(fb) {
 		if err := c.send(ctx, fb); err != nil {
@@ -443,9 +416,9 @@ func (c *Conn) awaitReading(ctx context.Context, id int64, ch chan callResult) (
 // caller waiting for it, unless reading has ended for good or the role went
 // to a helper.
 func (c *Conn) readFor(ctx context.Context, id int64) (answered bool) {
-	c.dlMu.Lock()
+	c.mu.Lock()
 	c.dlOwner = id
-	c.dlMu.Unlock()
+	c.mu.Unlock()
 	stop := context.AfterFunc(ctx, func() { c.interrupt(id) })
 	release := true
 	for ctx.Err() == nil && !isDone(c.killed) {
@@ -453,12 +426,10 @@ func (c *Conn) readFor(ctx context.Context, id int64) (answered bool) {
 			answered = true
 			break
 		}
-		if c.dlSetAny.Load() {
-			c.clearDeadline()
-		}
+		c.clearDeadline()
 		frame, err := c.fr.ReadFrame()
 		if err != nil {
-			if errors.Is(err, os.ErrDeadlineExceeded) && (ctx.Err() != nil || c.dlSetAny.Load()) {
+			if errors.Is(err, os.ErrDeadlineExceeded) && (ctx.Err() != nil || c.deadlineSet()) {
 				continue // interrupted: the loop sees ctx has ended
 			}
 			c.endReading(err)
@@ -466,7 +437,7 @@ func (c *Conn) readFor(ctx context.Context, id int64) (answered bool) {
 			break
 		}
 		c.respID = 0
-		_, err = c.handleFrameFor(ctx, frame)
+		err = c.handleFrameFor(ctx, frame)
 		yielded := c.yielded
 		c.yielded = false
 		if err != nil {
@@ -484,9 +455,9 @@ func (c *Conn) readFor(ctx context.Context, id int64) (answered bool) {
 		}
 	}
 	stop()
-	c.dlMu.Lock()
+	c.mu.Lock()
 	c.dlOwner = 0
-	c.dlMu.Unlock()
+	c.mu.Unlock()
 	if release {
 		c.role <- struct{}{}
 	}
@@ -503,21 +474,25 @@ func (c *Conn) isPending(id int64) bool {
 // interrupt makes the read of call id, if it is still reading, return at
 // once.
 func (c *Conn) interrupt(id int64) {
-	c.dlMu.Lock()
-	defer c.dlMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.dlOwner == id {
 		c.dlSet = true
-		c.dlSetAny.Store(true)
 		_ = c.dl.SetReadDeadline(time.Unix(1, 0))
 	}
 }
 
+func (c *Conn) deadlineSet() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.dlSet
+}
+
 func (c *Conn) clearDeadline() {
-	c.dlMu.Lock()
-	defer c.dlMu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.dlSet {
 		c.dlSet = false
-		c.dlSetAny.Store(false)
 		_ = c.dl.SetReadDeadline(time.Time{})
 	}
 }
@@ -558,11 +533,9 @@ func (c *Conn) send(ctx context.Context, fb *frameBuf) error {
 		return nil
 	case <-ctx.Done():
 		c.queued.Add(-1)
-		putFrameBuf(fb)
 		return ctx.Err()
 	case <-c.closed:
 		c.queued.Add(-1)
-		putFrameBuf(fb)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return c.closeErr
@@ -581,7 +554,6 @@ func (c *Conn) reply(fb *frameBuf) {
 	case c.out <- fb:
 	case <-c.killed:
 		c.queued.Add(-1)
-		putFrameBuf(fb)
 	}
 }
 
@@ -606,11 +578,10 @@ func (c *Conn) writeInline(fb *frameBuf) bool {
 	switch {
 	case err != nil:
 		c.wmu.Unlock()
-		putFrameBuf(fb)
 		c.abort(fmt.Errorf("wire: write: %w", err))
 	case n >= len(p):
 		c.wmu.Unlock()
-		putFrameBuf(fb)
+		c.written(fb)
 	case n == 0:
 		c.wmu.Unlock()
 		return false
@@ -645,78 +616,68 @@ func (c *Conn) forget(id int64) {
 
 // endReading reports the error that ends reading for good to Run.
 func (c *Conn) endReading(err error) {
-	c.readEnded.Store(true)
+	c.mu.Lock()
+	c.readEnded = true
+	c.mu.Unlock()
 	c.readDone <- err
 }
 
 // releaseRole gives the read role back on a passive conn, unless reading
 // has ended.
 func (c *Conn) releaseRole() {
-	if !c.readEnded.Load() {
+	c.mu.Lock()
+	ended := c.readEnded
+	c.mu.Unlock()
+	if !ended {
 		c.role <- struct{}{}
 	}
 }
 
 // readLoop reads and routes frames until reading fails, which it reports
-// on readDone, or until a request it handles hands the reading to another
-// goroutine.
+// on readDone.
 func (c *Conn) readLoop() {
 	for {
 		frame, err := c.fr.ReadFrame()
+		if err == nil {
+			err = c.handleFrameFor(nil, frame)
+		}
 		if err != nil {
 			c.endReading(err)
-			return
-		}
-		keep, err := c.handleFrameFor(nil, frame)
-		if err != nil {
-			c.endReading(err)
-			return
-		}
-		if !keep {
 			return
 		}
 	}
 }
 
 // handleFrameFor classifies one frame and routes it. Only a frame that is
-// not JSON at all is fatal. keep is false when the reading has moved to
-// another goroutine. caller is the context of the Call reading on a
+// not JSON at all is fatal. caller is the context of the Call reading on a
 // passive conn, nil otherwise.
-func (c *Conn) handleFrameFor(caller context.Context, frame []byte) (keep bool, err error) {
+func (c *Conn) handleFrameFor(caller context.Context, frame []byte) error {
 	m, shape, err := readMessage(frame)
 	if err != nil {
 		c.replyFrom(caller, encodeResponse(nil, nil, &Error{Code: CodeParseError, Message: "parse error"}, c.limit))
-		return true, protocolErrorf(err, "frame is not JSON")
-	}
-	if shape != "" {
-		c.invalid(caller, m.ID, shape)
-		return true, nil
+		return protocolErrorf(err, "frame is not JSON")
 	}
 	switch {
-	case m.Method != "":
-		if m.ID == nil {
-			if m.JSONRPC != "2.0" {
-				c.log.Debug("wire: dropping notification without jsonrpc 2.0", "method", truncate(m.Method, 64))
-				return true, nil
-			}
-			c.notification(caller, &Request{Method: m.Method, Params: m.Params})
-			return true, nil
-		}
-		if !validID(m.ID) {
-			c.invalid(caller, nil, "id must be a string or a number")
-			return true, nil
-		}
+	case shape != "":
+		c.invalid(caller, m.ID, shape)
+	case m.Method != "" && m.ID == nil:
 		if m.JSONRPC != "2.0" {
-			c.invalid(caller, m.ID, `jsonrpc must be "2.0"`)
-			return true, nil
+			c.log.Debug("wire: dropping notification without jsonrpc 2.0", "method", truncate(m.Method, 64))
+			return nil
 		}
-		return c.request(caller, &Request{ID: m.ID, Method: m.Method, Params: m.Params}), nil
+		c.notification(caller, &Request{Method: m.Method, Params: m.Params})
+	case m.Method != "" && !validID(m.ID):
+		c.invalid(caller, nil, "id must be a string or a number")
+	case m.Method != "" && m.JSONRPC != "2.0":
+		c.invalid(caller, m.ID, `jsonrpc must be "2.0"`)
+	case m.Method != "":
+		c.request(caller, &Request{ID: m.ID, Method: m.Method, Params: m.Params})
 	case m.ID != nil && (m.Result != nil || m.Error != nil):
 		c.response(caller, &m)
 	default:
 		c.invalid(caller, m.ID, "neither a request, a notification nor a response")
 	}
-	return true, nil
+	return nil
 }
 
 // replyFrom sends a response the reader produces itself. A passive reader
@@ -736,7 +697,6 @@ func (c *Conn) replyFrom(caller context.Context, fb *frameBuf) {
 	case c.out <- fb:
 	case <-c.killed:
 		c.queued.Add(-1)
-		putFrameBuf(fb)
 	case <-caller.Done():
 		c.yielded = true
 		c.handlers.Go(func() {
@@ -744,7 +704,6 @@ func (c *Conn) replyFrom(caller context.Context, fb *frameBuf) {
 			case c.out <- fb:
 			case <-c.killed:
 				c.queued.Add(-1)
-				putFrameBuf(fb)
 			}
 			c.releaseRole()
 		})
@@ -761,63 +720,21 @@ func (c *Conn) invalid(caller context.Context, id json.RawMessage, msg string) {
 	c.replyFrom(caller, encodeResponse(id, nil, &Error{Code: CodeInvalidRequest, Message: msg}, c.limit))
 }
 
-// request serves a request. It reports whether the calling reader goes on
-// reading: a request is handled right here, on the reading goroutine,
-// unless the reader is a passive caller; if it runs long the watchdog moves
-// the reading to a new goroutine, and request reports false.
-func (c *Conn) request(caller context.Context, req *Request) bool {
+// request serves a request on a goroutine of its own.
+func (c *Conn) request(caller context.Context, req *Request) {
 	if c.handler == nil {
 		c.replyFrom(caller, encodeResponse(req.ID, nil, &Error{Code: CodeMethodNotFound, Message: "method not found: " + req.Method}, c.limit))
-		return true
+		return
 	}
 	// Only the reading goroutine increments active, so the check cannot
 	// race past the limit.
 	if c.active.Load() >= c.maxIn {
 		c.log.Warn("wire: too many requests in flight", "method", req.Method, "limit", c.maxIn)
 		c.replyFrom(caller, encodeResponse(req.ID, nil, &Error{Code: CodeOverloaded, Message: "too many requests in flight"}, c.limit))
-		return true
+		return
 	}
 	c.active.Add(1)
-	if caller != nil {
-		c.handlers.Go(func() { c.serveRequest(req) })
-		return true
-	}
-	tok := c.inlineSeq.Add(1)
-	c.inlineTok.Store(tok)
-	if !c.wdArmed.Load() && c.wdArmed.CompareAndSwap(false, true) {
-		c.wd.Reset(inlinePeriod)
-	}
-	c.serveRequest(req)
-	return c.inlineTok.CompareAndSwap(tok, 0)
-}
-
-// watchdog runs every inlinePeriod while requests come. A request that has
-// been running on the reading goroutine since its last check loses the
-// reading to a new goroutine.
-func (c *Conn) watchdog() {
-	c.wdMu.Lock()
-	defer c.wdMu.Unlock()
-	if c.wdOff {
-		return
-	}
-	tok, seq := c.inlineTok.Load(), c.inlineSeq.Load()
-	if tok != 0 && tok == c.wdTok.Load() && c.inlineTok.CompareAndSwap(tok, 0) {
-		// The reader is inside this request (it cannot have ended reading),
-		// so Run is not waiting for the handlers yet.
-		c.handlers.Go(c.readLoop)
-	}
-	if seq != c.wdSeq.Load() {
-		c.wdTok.Store(tok)
-		c.wdSeq.Store(seq)
-		c.wd.Reset(inlinePeriod)
-		return
-	}
-	// Idle: stop, unless a request started meanwhile (it saw the watchdog
-	// still armed, so re-arming is up to us).
-	c.wdArmed.Store(false)
-	if c.inlineTok.Load() != 0 && c.wdArmed.CompareAndSwap(false, true) {
-		c.wd.Reset(inlinePeriod)
-	}
+	c.handlers.Go(func() { c.serveRequest(req) })
 }
 
 func (c *Conn) serveRequest(req *Request) {
@@ -937,6 +854,7 @@ func (c *Conn) dispatchLoop(ctx context.Context) {
 
 func (c *Conn) writeLoop() {
 	var batch []byte
+	var frames []*frameBuf // those in batch
 	stopping := false
 	for {
 		var fb *frameBuf
@@ -970,29 +888,33 @@ func (c *Conn) writeLoop() {
 		c.wmu.Lock()
 		c.writeRestLocked()
 		if len(c.out) == 0 {
-			c.write(fb.b.Bytes())
-			putFrameBuf(fb)
+			if c.write(fb.b.Bytes()) {
+				c.written(fb)
+			}
 			c.queued.Add(-1)
 			c.wmu.Unlock()
 			continue
 		}
 		// Frames are queued faster than written: gather them into one Write.
 		batch = append(batch[:0], fb.b.Bytes()...)
-		putFrameBuf(fb)
-		n := int64(1)
+		frames = append(frames[:0], fb)
 	gather:
 		for len(batch) < maxBatch {
 			select {
 			case fb = <-c.out:
 				batch = append(batch, fb.b.Bytes()...)
-				putFrameBuf(fb)
-				n++
+				frames = append(frames, fb)
 			default:
 				break gather
 			}
 		}
-		c.write(batch)
-		c.queued.Add(-n)
+		if c.write(batch) {
+			for _, fb := range frames {
+				c.written(fb)
+			}
+		}
+		c.queued.Add(-int64(len(frames)))
+		clear(frames)
 		c.wmu.Unlock()
 		if cap(batch) > 4*maxBatch {
 			batch = nil
@@ -1011,22 +933,31 @@ func (c *Conn) writeRestLocked() {
 	if c.restFB == nil {
 		return
 	}
-	c.write(c.rest)
-	putFrameBuf(c.restFB)
+	if c.write(c.rest) {
+		c.written(c.restFB)
+	}
 	c.rest, c.restFB = nil, nil
 	c.queued.Add(-1)
 }
 
-// write writes whole frames; after the first failure it discards, and the
-// failure aborts the conn. The caller holds wmu.
-func (c *Conn) write(p []byte) {
-	select {
-	case <-c.killed:
-		return
-	default:
+// write writes whole frames and reports whether they went out; after the
+// first failure it discards, and the failure aborts the conn. The caller
+// holds wmu.
+func (c *Conn) write(p []byte) bool {
+	if isDone(c.killed) {
+		return false
 	}
 	if _, err := c.w.Write(p); err != nil {
 		c.abort(fmt.Errorf("wire: write: %w", err))
+		return false
+	}
+	return true
+}
+
+// written reports a frame that has been written whole.
+func (c *Conn) written(fb *frameBuf) {
+	if fb.respID != nil && c.respWritten != nil {
+		c.respWritten(fb.respID)
 	}
 }
 

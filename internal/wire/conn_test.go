@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -432,9 +433,17 @@ func TestEventsBeforeResult(t *testing.T) {
 	}
 }
 
-func TestCallContextCancel(t *testing.T) {
-	release := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
+// pendingCalls is the number of calls waiting for their response.
+func pendingCalls(c *Conn) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// slowQuick answers "slow" with "late" once release is closed (or its
+// context ends) and anything else with "quick" at once.
+func slowQuick(release <-chan struct{}) Handler {
+	return HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		if req.Method == "slow" {
 			select {
 			case <-release:
@@ -444,33 +453,38 @@ func TestCallContextCancel(t *testing.T) {
 		}
 		return "quick", nil
 	})
-	a, _ := connPair(t, Options{}, Options{Handler: h})
+}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- a.Call(ctx, "slow", nil, nil) }()
-	time.Sleep(10 * time.Millisecond)
-	start := time.Now()
-	cancel()
-	err := waitErr(t, done)
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("err = %v, want context.Canceled", err)
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("Call took %v to return after cancel", d)
-	}
-	close(release) // the late response arrives and is dropped
+// TestCallContextCancel: a call waiting for its response returns when its
+// context ends, and the conn goes on working. In a synctest bubble, Wait
+// returns once the call is durably blocked waiting, so cancel reaches that
+// wait (not Call's early check of ctx).
+func TestCallContextCancel(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		a, b := connPair(t, Options{}, Options{Handler: slowQuick(release)})
 
-	var s string
-	if err := a.Call(context.Background(), "quick", nil, &s); err != nil || s != "quick" {
-		t.Fatalf("after cancel: %q, %v", s, err)
-	}
-	a.mu.Lock()
-	n := len(a.pending)
-	a.mu.Unlock()
-	if n != 0 {
-		t.Errorf("%d pending calls left", n)
-	}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- a.Call(ctx, "slow", nil, nil) }()
+		synctest.Wait()
+		if pendingCalls(a) != 1 || b.active.Load() != 1 {
+			t.Fatalf("%d calls pending, %d handlers running: want the slow call waiting", pendingCalls(a), b.active.Load())
+		}
+		cancel()
+		if err := waitErr(t, done); !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		close(release) // the late response arrives and is dropped
+
+		var s string
+		if err := a.Call(context.Background(), "quick", nil, &s); err != nil || s != "quick" {
+			t.Fatalf("after cancel: %q, %v", s, err)
+		}
+		if n := pendingCalls(a); n != 0 {
+			t.Errorf("%d pending calls left", n)
+		}
+	})
 }
 
 func TestCallContextDoneSendsNothing(t *testing.T) {
@@ -683,6 +697,10 @@ func TestPeerCloseFailsPendingCalls(t *testing.T) {
 }
 
 func TestCloseFailsPendingCalls(t *testing.T) {
+	synctest.Test(t, testCloseFailsPendingCalls)
+}
+
+func testCloseFailsPendingCalls(t *testing.T) {
 	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -695,7 +713,10 @@ func TestCloseFailsPendingCalls(t *testing.T) {
 
 	callDone := make(chan error, 1)
 	go func() { callDone <- a.Call(context.Background(), "invoke", nil, nil) }()
-	time.Sleep(10 * time.Millisecond)
+	synctest.Wait()
+	if pendingCalls(a) != 1 {
+		t.Fatal("the call is not waiting")
+	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -717,6 +738,10 @@ func TestCloseFailsPendingCalls(t *testing.T) {
 }
 
 func TestRunContextCancel(t *testing.T) {
+	synctest.Test(t, testRunContextCancel)
+}
+
+func testRunContextCancel(t *testing.T) {
 	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
@@ -734,7 +759,10 @@ func TestRunContextCancel(t *testing.T) {
 	go func() { bCall <- b.Call(context.Background(), "invoke", nil, nil) }()
 	aCall := make(chan error, 1)
 	go func() { aCall <- a.Call(context.Background(), "never", nil, nil) }()
-	time.Sleep(10 * time.Millisecond)
+	synctest.Wait()
+	if pendingCalls(a) != 1 || pendingCalls(b) != 1 || a.active.Load() != 1 || b.active.Load() != 1 {
+		t.Fatal("the calls are not both waiting on their handlers")
+	}
 	cancel()
 	if err := waitErr(t, aDone); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
@@ -748,19 +776,28 @@ func TestRunContextCancel(t *testing.T) {
 }
 
 func TestRunOnce(t *testing.T) {
-	c, _, _ := newRawPeer(t, Options{})
-	time.Sleep(time.Millisecond)
-	if err := c.Run(context.Background()); err == nil {
-		t.Fatal("second Run succeeded")
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c, _, _ := newRawPeer(t, Options{})
+		synctest.Wait() // the first Run is reading
+		if err := c.Run(context.Background()); err == nil {
+			t.Fatal("second Run succeeded")
+		}
+	})
 }
 
 func TestCloseBeforeRun(t *testing.T) {
+	synctest.Test(t, testCloseBeforeRun)
+}
+
+func testCloseBeforeRun(t *testing.T) {
 	r, w := io.Pipe()
 	c := NewConn(r, w, Options{})
 	callDone := make(chan error, 1)
 	go func() { callDone <- c.Call(context.Background(), "m", nil, nil) }()
-	time.Sleep(5 * time.Millisecond)
+	synctest.Wait()
+	if pendingCalls(c) != 1 {
+		t.Fatal("the call is not waiting")
+	}
 	c.Close()
 	if err := waitErr(t, callDone); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("call = %v", err)
@@ -771,6 +808,10 @@ func TestCloseBeforeRun(t *testing.T) {
 }
 
 func TestCallBeforeRun(t *testing.T) {
+	synctest.Test(t, testCallBeforeRun)
+}
+
+func testCallBeforeRun(t *testing.T) {
 	ar, bw := io.Pipe()
 	br, aw := io.Pipe()
 	a, b := NewConn(ar, aw, Options{}), NewConn(br, bw, Options{Handler: mathHandler()})
@@ -778,7 +819,10 @@ func TestCallBeforeRun(t *testing.T) {
 	done := make(chan error, 1)
 	var sum int
 	go func() { done <- a.Call(context.Background(), "add", addParams{20, 22}, &sum) }()
-	time.Sleep(5 * time.Millisecond)
+	synctest.Wait()
+	if pendingCalls(a) != 1 {
+		t.Fatal("the call is not waiting")
+	}
 	runConn(t, a)
 	if err := waitErr(t, done); err != nil || sum != 42 {
 		t.Fatalf("sum = %d, %v", sum, err)
@@ -941,5 +985,38 @@ func TestCallbackFromRequestHandler(t *testing.T) {
 	var got int
 	if err := a.Call(context.Background(), "outer", nil, &got); err != nil || got != 30 {
 		t.Fatalf("got %d, %v", got, err)
+	}
+}
+
+// TestResponseWritten: the hook sees the id of each answered request once
+// its response is out, whether the writer goroutine wrote it (pipes) or the
+// handler's goroutine did (sockets take inline writes).
+func TestResponseWritten(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		pair func(*testing.T, Options, Options) (*Conn, *Conn)
+	}{
+		{"writer goroutine", connPair},
+		{"inline", socketConnPair},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			written := make(chan string, 8)
+			hook := func(id json.RawMessage) { written <- string(id) }
+			core, _ := tc.pair(t, Options{}, Options{Handler: mathHandler(), ResponseWritten: hook})
+			for i := 1; i <= 3; i++ {
+				var sum int
+				if err := core.Call(context.Background(), "add", addParams{i, i}, &sum); err != nil {
+					t.Fatal(err)
+				}
+				select {
+				case id := <-written:
+					if want := fmt.Sprint(i); id != want {
+						t.Fatalf("hook saw id %s, want %s", id, want)
+					}
+				case <-time.After(waitLong):
+					t.Fatalf("hook not called for call %d", i)
+				}
+			}
+		})
 	}
 }

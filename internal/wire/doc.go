@@ -16,8 +16,7 @@
 //     context.Context, and Conn.Close or cancelling Run's context unblocks
 //     everything a Conn started;
 //   - leave a goroutine behind: Conn.Run joins every goroutine it starts
-//     before it returns (its watchdog timer is stopped and does nothing if
-//     it fires later);
+//     before it returns;
 //   - interpret payloads beyond the envelope, or log them (they may carry
 //     secrets).
 package wire

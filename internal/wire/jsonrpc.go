@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 )
 
 // Request is an incoming JSON-RPC request or notification as handed to a
@@ -163,33 +162,22 @@ func parseOurID(raw json.RawMessage) (int64, bool) {
 	return n, true
 }
 
-// maxPooledFrame is the largest encoding buffer returned to the pool.
-const maxPooledFrame = 64 << 10
-
-// frameBuf is an outgoing frame under construction, pooled. Its bytes end
-// in '\n' once finished.
+// frameBuf is an outgoing frame under construction. Its bytes end in '\n'
+// once finished.
 type frameBuf struct {
-	b   bytes.Buffer
-	enc *json.Encoder
+	b      bytes.Buffer
+	respID json.RawMessage // the id a response answers; nil for other frames
 }
 
-var frameBufPool = sync.Pool{New: func() any {
-	fb := new(frameBuf)
-	fb.enc = json.NewEncoder(&fb.b)
-	fb.enc.SetEscapeHTML(false)
-	return fb
-}}
+// frameCap is the capacity a frame starts with: most frames (events, the
+// answers to health and stop, a turn's result) fit, so one allocation
+// serves them instead of a buffer doubling from 64 bytes.
+const frameCap = 512
 
-func getFrameBuf() *frameBuf {
-	fb := frameBufPool.Get().(*frameBuf)
-	fb.b.Reset()
+func newFrameBuf(respID json.RawMessage) *frameBuf {
+	fb := &frameBuf{respID: respID}
+	fb.b.Grow(frameCap)
 	return fb
-}
-
-func putFrameBuf(fb *frameBuf) {
-	if fb.b.Cap() <= maxPooledFrame {
-		frameBufPool.Put(fb)
-	}
 }
 
 // JSONAppender is implemented by params and results that encode themselves
@@ -231,7 +219,9 @@ func (fb *frameBuf) value(v any) error {
 		fb.b.Write(b)
 		return nil
 	}
-	if err := fb.enc.Encode(v); err != nil {
+	enc := json.NewEncoder(&fb.b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
 	fb.b.Truncate(fb.b.Len() - 1) // Encode adds '\n'
@@ -253,7 +243,7 @@ func (fb *frameBuf) finish(limit int) error {
 
 // encodeCall builds a request (id > 0) or notification (id == 0) frame.
 func encodeCall(id int64, method string, params any, limit int) (*frameBuf, error) {
-	fb := getFrameBuf()
+	fb := newFrameBuf(nil)
 	fb.b.WriteString(`{"jsonrpc":"2.0",`)
 	if id > 0 {
 		fb.b.WriteString(`"id":`)
@@ -265,12 +255,10 @@ func encodeCall(id int64, method string, params any, limit int) (*frameBuf, erro
 	if raw, ok := params.(json.RawMessage); params != nil && (!ok || len(raw) > 0) {
 		fb.b.WriteString(`,"params":`)
 		if err := fb.value(params); err != nil {
-			putFrameBuf(fb)
 			return nil, fmt.Errorf("wire: encode %s params: %w", method, err)
 		}
 	}
 	if err := fb.finish(limit); err != nil {
-		putFrameBuf(fb)
 		return nil, fmt.Errorf("wire: %s: %w", method, err)
 	}
 	return fb, nil
@@ -280,7 +268,7 @@ func encodeCall(id int64, method string, params any, limit int) (*frameBuf, erro
 // nil for "id": null. If the result cannot be encoded or is too large, an
 // internal error is sent instead.
 func encodeResponse(id json.RawMessage, result any, rpcErr *Error, limit int) *frameBuf {
-	fb := getFrameBuf()
+	fb := newFrameBuf(id)
 	fb.b.WriteString(`{"jsonrpc":"2.0","id":`)
 	if id == nil {
 		fb.b.WriteString("null")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -81,21 +82,11 @@ func TestPassiveEventsBeforeResult(t *testing.T) {
 // returns at once when its context ends, and the conn goes on working.
 func TestPassiveCancelWhileReading(t *testing.T) {
 	release := make(chan struct{})
-	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
-		if req.Method == "slow" {
-			select {
-			case <-release:
-			case <-ctx.Done():
-			}
-			return "late", nil
-		}
-		return "quick", nil
-	})
-	core, _ := socketConnPair(t, Options{Passive: true}, Options{Handler: h})
+	core, _ := socketConnPair(t, Options{Passive: true}, Options{Handler: slowQuick(release)})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- core.Call(ctx, "slow", nil, nil) }()
-	time.Sleep(20 * time.Millisecond) // the call is reading now
+	waitReading(t, core)
 	start := time.Now()
 	cancel()
 	if err := waitErr(t, done); !errors.Is(err, context.Canceled) {
@@ -211,7 +202,7 @@ func TestPassiveCloseWhileReading(t *testing.T) {
 	core, _ := socketConnPair(t, Options{Passive: true}, Options{Handler: h})
 	done := make(chan error, 1)
 	go func() { done <- core.Call(context.Background(), "hang", nil, nil) }()
-	time.Sleep(20 * time.Millisecond)
+	waitReading(t, core)
 	core.CloseWithCause(errors.New("host exited"))
 	err := waitErr(t, done)
 	if !errors.Is(err, ErrConnClosed) || !strings.Contains(err.Error(), "host exited") {
@@ -399,12 +390,14 @@ func TestSocketBlockedWriter(t *testing.T) {
 	}
 }
 
-// TestRequestHandledInlineThenConcurrently: a request runs on the reading
-// goroutine, and one that runs long lets the next requests through soon.
-func TestRequestHandledInlineThenConcurrently(t *testing.T) {
+// TestLongRequestDelaysNothing: requests are handled concurrently, so a
+// long one lets the next ones through.
+func TestLongRequestDelaysNothing(t *testing.T) {
 	release := make(chan struct{})
+	entered := make(chan struct{})
 	h := HandlerFunc(func(ctx context.Context, req *Request) (any, error) {
 		if req.Method == "long" {
+			close(entered)
 			select {
 			case <-release:
 			case <-ctx.Done():
@@ -415,11 +408,14 @@ func TestRequestHandledInlineThenConcurrently(t *testing.T) {
 	core, _ := socketConnPair(t, Options{Passive: true}, Options{Handler: h})
 	long := make(chan error, 1)
 	go func() { long <- core.Call(context.Background(), "long", nil, nil) }()
-	time.Sleep(5 * time.Millisecond)
+	<-entered
 	for range 20 {
 		start := time.Now()
 		var s string
-		if err := core.Call(context.Background(), "health", nil, &s); err != nil || s != "health" {
+		ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+		err := core.Call(ctx, "health", nil, &s)
+		cancel()
+		if err != nil || s != "health" {
 			t.Fatalf("health: %q, %v", s, err)
 		}
 		if d := time.Since(start); d > 500*time.Millisecond {
@@ -450,5 +446,24 @@ func TestFrameReaderResumesAfterDeadline(t *testing.T) {
 	}
 	if f, err := fr.ReadFrame(); err != nil || string(f) != `{"a":1}` {
 		t.Fatalf("frame %q, %v", f, err)
+	}
+}
+
+// waitReading returns once a call reads for the passive conn c: the
+// handshake that makes a test's cancel or close reach a reading caller.
+func waitReading(t *testing.T, c *Conn) {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		c.mu.Lock()
+		reading := c.dlOwner != 0
+		c.mu.Unlock()
+		if reading {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no call is reading")
+		}
+		runtime.Gosched()
 	}
 }

@@ -4,4 +4,4 @@ package wire
 
 import "io"
 
-func nonblockingWriter(io.Writer) TryWriter { return nil }
+func nonblockingWriter(io.Writer) tryWriter { return nil }

@@ -21,7 +21,11 @@ type rawTryWriter struct {
 	err error
 }
 
-func nonblockingWriter(w io.Writer) TryWriter {
+// nonblockingWriter returns a tryWriter for w when w is a socket or a pipe
+// whose descriptor is in non-blocking mode, and nil otherwise. It writes
+// the same stream as w, so the two must not be used at once for different
+// frames, and it is not safe for concurrent use.
+func nonblockingWriter(w io.Writer) tryWriter {
 	sc, ok := w.(syscall.Conn)
 	if !ok {
 		return nil
