@@ -308,10 +308,5 @@ func adapterError(op string, info hostproto.ErrorData) *Error {
 // setProc records the host process and ties h.exited to its exit.
 func (h *Host) setProc(p *proc.Process) {
 	h.proc = p
-	ctx, cancel := context.WithCancel(context.Background())
-	h.exited = ctx
-	go func() {
-		<-p.Done()
-		cancel()
-	}()
+	h.exited = p.Exited()
 }
