@@ -115,6 +115,7 @@ func Launch(ctx context.Context, spec Spec) (*Host, error) {
 		}
 		return nil, &Error{Op: "launch", Stage: contract.StageStart, Code: CodeHostStartFailed, Message: fmt.Sprintf("cannot start %s", spec.Path), Err: launchErr}
 	}
+	h.spec.Env = nil // the host has it; a thousand idle hosts need not pin a copy each
 	return h, nil
 }
 
