@@ -88,6 +88,7 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 	if err := forker.start(ctx, cmd); err != nil {
 		return nil, fmt.Errorf("proc: start %s: %w", spec.Path, err)
 	}
+	cmd.Env = nil // the child has it; wait need not pin it for the child's life
 	// The child holds a reference on the spawner until it is reaped.
 	pid := cmd.Process.Pid
 	st, err := readStat(p.root, pid)
