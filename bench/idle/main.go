@@ -36,17 +36,18 @@ func main() {
 	parallel := flag.Int("parallel", 8, "runtimes started at once")
 	heap := flag.String("heapprofile", "", "write a heap profile of the core with every runtime idle to this file (go tool pprof -sample_index=inuse_space)")
 	goroutines := flag.Bool("goroutines", false, "print the core's goroutines with every runtime idle, grouped by stack")
+	follow := flag.Bool("follow", false, "start followable runtimes (fabric.WithFollowableTurns): each idle runtime keeps its warm-up turn's event log")
 	flag.Parse()
 	if *heap != "" {
 		runtime.MemProfileRate = 512 // every runtime's few kilobytes, not one sample per 512 KiB
 	}
-	if err := run(*n, *bin, *parallel, *heap, *goroutines); err != nil {
+	if err := run(*n, *bin, *parallel, *heap, *goroutines, *follow); err != nil {
 		fmt.Fprintln(os.Stderr, "idle:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, bin string, parallel int, heapProfile string, goroutines bool) error {
+func run(n int, bin string, parallel int, heapProfile string, goroutines, follow bool) error {
 	ctx := context.Background()
 	state, err := os.MkdirTemp("", "fabric-idle-")
 	if err != nil {
@@ -59,6 +60,10 @@ func run(n int, bin string, parallel int, heapProfile string, goroutines bool) e
 		return err
 	}
 	runtime.GC()
+	var opts []fabric.StartOption
+	if follow {
+		opts = append(opts, fabric.WithFollowableTurns())
+	}
 	baseRSS := rssKiB("self")
 	baseGoroutines := runtime.NumGoroutine()
 	var base runtime.MemStats
@@ -75,7 +80,7 @@ func run(n int, bin string, parallel int, heapProfile string, goroutines bool) e
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			rt, err := client.StartRuntime(ctx, cfg)
+			rt, err := client.StartRuntime(ctx, cfg, opts...)
 			if err == nil {
 				_, err = rt.Invoke(ctx, "warm up")
 			}
