@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -135,6 +136,14 @@ func run(n int, bin string, parallel int, heapProfile string, goroutines, follow
 	per := func(now, before uint64) float64 { return (float64(now) - float64(before)) / 1024 / float64(n) }
 	fmt.Printf("per runtime: core RSS %.1f KiB: heap in use %.1f KiB (live objects %.1f KiB), stacks %.1f KiB, runtime metadata %.1f KiB\n",
 		float64(coreRSS-baseRSS)/float64(n), per(ms.HeapInuse, base.HeapInuse), per(ms.HeapAlloc, base.HeapAlloc), per(ms.StackInuse, base.StackInuse), per(metaSys(&ms), metaSys(&base)))
+	// What an idle core settles to once the heap freed by the starts has
+	// gone back to the OS (the forced GC every two minutes and the
+	// scavenger get there on their own): the memory the runtimes hold.
+	debug.FreeOSMemory()
+	settled := rssKiB("self")
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("core RSS settled (debug.FreeOSMemory): %.1f MiB, %.1f KiB per runtime; live objects %.1f KiB per runtime\n",
+		mib(settled), float64(settled-baseRSS)/float64(n), per(ms.HeapAlloc, base.HeapAlloc))
 	fmt.Printf("host RSS: median %.2f MiB, max %.2f MiB\n", mib(median(rss)), mib(maxOf(rss)))
 	fmt.Printf("host RSS split: median %.2f MiB anonymous (heap, stacks, written data), %.2f MiB of the binary's mapped pages (shared)\n", mib(median(anon)), mib(median(file)))
 	fmt.Printf("host PSS: median %.2f MiB, max %.2f MiB (shared pages divided among hosts)\n", mib(median(pss)), mib(maxOf(pss)))
