@@ -34,8 +34,10 @@ type Process struct {
 	marker    string    // Spec.EnvMarker
 	root      procfs.FS // procfs.Default outside tests
 
-	done chan struct{} // closed when the leader is reaped and stdio copied
-	exit ExitInfo      // written before done is closed
+	exitCtx    context.Context // cancelled when the leader is reaped and stdio copied
+	done       <-chan struct{} // exitCtx.Done()
+	exit       ExitInfo        // written before exitCtx is cancelled
+	markExited context.CancelFunc
 
 	// mu orders signals against reaping. While exited is false the leader
 	// has not been reaped (it may be a zombie), so its pid, and with it the
@@ -81,12 +83,14 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 		grace:   spec.grace(),
 		marker:  spec.EnvMarker,
 		root:    procfs.Default,
-		done:    make(chan struct{}),
 		stopSem: make(chan struct{}, 1),
 	}
+	p.exitCtx, p.markExited = context.WithCancel(context.Background())
+	p.done = p.exitCtx.Done()
 	if err := forker.start(ctx, cmd); err != nil {
 		return nil, fmt.Errorf("proc: start %s: %w", spec.Path, err)
 	}
+	cmd.Env = nil // the child has it; wait need not pin it for the child's life
 	// The child holds a reference on the spawner until it is reaped.
 	pid := cmd.Process.Pid
 	st, err := p.root.Stat(pid)
@@ -105,10 +109,10 @@ func Start(ctx context.Context, spec Spec) (*Process, error) {
 
 // wait waits for the child to exit, records that under mu, and only then
 // reaps it. It is the only caller of cmd.Wait once Start has returned, and it
-// closes p.done as its last act. It blocks no OS thread while the child runs:
-// awaitExit parks it in the netpoller.
+// cancels p.exitCtx (closing p.done) as its last act. It blocks no OS thread
+// while the child runs: awaitExit parks it in the netpoller.
 func (p *Process) wait(cmd *exec.Cmd) {
-	defer close(p.done)
+	defer p.markExited()
 	defer forker.release() // after the reap: the child no longer needs the spawner's thread
 	awaitExit(p.pid)
 	p.mu.Lock()
@@ -216,6 +220,10 @@ func (p *Process) Pid() int { return p.pid }
 // and its stdio copying has finished (bounded by Spec.WaitDelay). Once it is
 // closed, the goroutine that waited for the child has finished.
 func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Exited returns a context cancelled when Done is closed, so that a watch of
+// the child's exit (context.AfterFunc) needs no goroutine of its own.
+func (p *Process) Exited() context.Context { return p.exitCtx }
 
 // ExitState returns how the child ended, and false while Done is not closed.
 func (p *Process) ExitState() (ExitInfo, bool) {

@@ -214,6 +214,29 @@ func TestDoneAfterNaturalExit(t *testing.T) {
 	}
 }
 
+func TestExitedContextAfterExit(t *testing.T) {
+	p := start(t, sh("exit 3"))
+	seen := make(chan ExitInfo, 1)
+	context.AfterFunc(p.Exited(), func() {
+		info, ok := p.ExitState()
+		if !ok {
+			t.Error("Exited was cancelled before Done was closed")
+		}
+		seen <- info
+	})
+	select {
+	case info := <-seen:
+		if info.Code != 3 {
+			t.Errorf("ExitState in the watch = %+v, want code 3", info)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Exited was not cancelled after the child exited")
+	}
+	if err := p.Stop(t.Context()); err != nil {
+		t.Errorf("Stop after exit: %v", err)
+	}
+}
+
 func TestOutputCopiedBeforeDone(t *testing.T) {
 	var out, errOut bytes.Buffer
 	spec := sh(`read line; echo "got $line"; echo oops >&2`)
@@ -519,8 +542,9 @@ func TestPidReuseGuard(t *testing.T) {
 	}
 	writeStat(pid, pid, 200)  // pid reused, and a new group 4242 formed
 	writeStat(4300, pid, 201) // a member of that foreign group
-	p := &Process{pid: pid, startTime: 100, grace: time.Millisecond, root: procfs.FS(root), done: make(chan struct{}), stopSem: make(chan struct{}, 1), exited: true}
-	close(p.done)
+	done := make(chan struct{})
+	close(done)
+	p := &Process{pid: pid, startTime: 100, grace: time.Millisecond, root: procfs.FS(root), done: done, stopSem: make(chan struct{}, 1), exited: true}
 
 	if err := p.Kill(); !errors.Is(err, ErrPidReused) {
 		t.Errorf("Kill = %v, want ErrPidReused", err)

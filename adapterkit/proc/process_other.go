@@ -24,6 +24,9 @@ func (p *Process) Pid() int { return 0 }
 // Done returns a channel closed when the child has exited and been reaped.
 func (p *Process) Done() <-chan struct{} { return p.done }
 
+// Exited returns a context cancelled when Done is closed.
+func (p *Process) Exited() context.Context { return context.Background() }
+
 // ExitState returns how the child ended, and false while Done is not closed.
 func (p *Process) ExitState() (ExitInfo, bool) { return ExitInfo{}, false }
 

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"sort"
 	"strconv"
@@ -35,17 +36,19 @@ func main() {
 	bin := flag.String("host", "bin/fabric-host", "binary that hosts the bundled Go adapter (bin/fabric-host, or bin/fabric to re-execute the CLI)")
 	parallel := flag.Int("parallel", 8, "runtimes started at once")
 	heap := flag.String("heapprofile", "", "write a heap profile of the core with every runtime idle to this file (go tool pprof -sample_index=inuse_space)")
+	goroutines := flag.Bool("goroutines", false, "print the core's goroutines with every runtime idle, grouped by stack")
+	follow := flag.Bool("follow", false, "start followable runtimes (fabric.WithFollowableTurns): each idle runtime keeps its warm-up turn's event log")
 	flag.Parse()
 	if *heap != "" {
 		runtime.MemProfileRate = 512 // every runtime's few kilobytes, not one sample per 512 KiB
 	}
-	if err := run(*n, *bin, *parallel, *heap); err != nil {
+	if err := run(*n, *bin, *parallel, *heap, *goroutines, *follow); err != nil {
 		fmt.Fprintln(os.Stderr, "idle:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, bin string, parallel int, heapProfile string) error {
+func run(n int, bin string, parallel int, heapProfile string, goroutines, follow bool) error {
 	ctx := context.Background()
 	state, err := os.MkdirTemp("", "fabric-idle-")
 	if err != nil {
@@ -57,7 +60,15 @@ func run(n int, bin string, parallel int, heapProfile string) error {
 	if err != nil {
 		return err
 	}
+	runtime.GC()
+	var opts []fabric.StartOption
+	if follow {
+		opts = append(opts, fabric.WithFollowableTurns())
+	}
 	baseRSS := rssKiB("self")
+	baseGoroutines := runtime.NumGoroutine()
+	var base runtime.MemStats
+	runtime.ReadMemStats(&base)
 	rts := make([]*fabric.Runtime, n)
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
@@ -70,7 +81,7 @@ func run(n int, bin string, parallel int, heapProfile string) error {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			rt, err := client.StartRuntime(ctx, cfg)
+			rt, err := client.StartRuntime(ctx, cfg, opts...)
 			if err == nil {
 				_, err = rt.Invoke(ctx, "warm up")
 			}
@@ -102,6 +113,11 @@ func run(n int, bin string, parallel int, heapProfile string) error {
 			return err
 		}
 	}
+	if goroutines {
+		if err := pprof.Lookup("goroutine").WriteTo(os.Stdout, 1); err != nil {
+			return err
+		}
+	}
 	var rss, pss, anon, file []int
 	for _, rt := range rts {
 		pid := strconv.Itoa(rt.HostPid())
@@ -115,8 +131,19 @@ func run(n int, bin string, parallel int, heapProfile string) error {
 	fmt.Printf("core threads: %d\n", statusField("self", "Threads:"))
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	fmt.Printf("core goroutines: %d; heap in use %.1f MiB (live objects %.1f MiB), stacks %.1f MiB, heap idle not released %.1f MiB, runtime metadata %.1f MiB\n",
-		runtime.NumGoroutine(), mibB(ms.HeapInuse), mibB(ms.HeapAlloc), mibB(ms.StackInuse), mibB(ms.HeapIdle-ms.HeapReleased), mibB(ms.MSpanInuse+ms.MCacheInuse+ms.BuckHashSys+ms.GCSys+ms.OtherSys))
+	fmt.Printf("core goroutines: %d (%.2f per runtime); heap in use %.1f MiB (live objects %.1f MiB), stacks %.1f MiB, heap idle not released %.1f MiB, runtime metadata %.1f MiB\n",
+		runtime.NumGoroutine(), float64(runtime.NumGoroutine()-baseGoroutines)/float64(n), mibB(ms.HeapInuse), mibB(ms.HeapAlloc), mibB(ms.StackInuse), mibB(ms.HeapIdle-ms.HeapReleased), mibB(metaSys(&ms)))
+	per := func(now, before uint64) float64 { return (float64(now) - float64(before)) / 1024 / float64(n) }
+	fmt.Printf("per runtime: core RSS %.1f KiB: heap in use %.1f KiB (live objects %.1f KiB), stacks %.1f KiB, runtime metadata %.1f KiB\n",
+		float64(coreRSS-baseRSS)/float64(n), per(ms.HeapInuse, base.HeapInuse), per(ms.HeapAlloc, base.HeapAlloc), per(ms.StackInuse, base.StackInuse), per(metaSys(&ms), metaSys(&base)))
+	// What an idle core settles to once the heap freed by the starts has
+	// gone back to the OS (the forced GC every two minutes and the
+	// scavenger get there on their own): the memory the runtimes hold.
+	debug.FreeOSMemory()
+	settled := rssKiB("self")
+	runtime.ReadMemStats(&ms)
+	fmt.Printf("core RSS settled (debug.FreeOSMemory): %.1f MiB, %.1f KiB per runtime; live objects %.1f KiB per runtime\n",
+		mib(settled), float64(settled-baseRSS)/float64(n), per(ms.HeapAlloc, base.HeapAlloc))
 	fmt.Printf("host RSS: median %.2f MiB, max %.2f MiB\n", mib(median(rss)), mib(maxOf(rss)))
 	fmt.Printf("host RSS split: median %.2f MiB anonymous (heap, stacks, written data), %.2f MiB of the binary's mapped pages (shared)\n", mib(median(anon)), mib(median(file)))
 	fmt.Printf("host PSS: median %.2f MiB, max %.2f MiB (shared pages divided among hosts)\n", mib(median(pss)), mib(maxOf(pss)))
@@ -175,6 +202,12 @@ func pssKiB(pid string) int {
 		}
 	}
 	return 0
+}
+
+// metaSys is the Go runtime's own memory: span and cache structures, the
+// profiling bucket table, GC metadata and the rest.
+func metaSys(ms *runtime.MemStats) uint64 {
+	return ms.MSpanInuse + ms.MCacheInuse + ms.BuckHashSys + ms.GCSys + ms.OtherSys
 }
 
 func mib(kib int) float64 { return float64(kib) / 1024 }

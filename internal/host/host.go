@@ -117,6 +117,7 @@ func Launch(ctx context.Context, spec Spec) (*Host, error) {
 		}
 		return nil, &Error{Op: "launch", Stage: contract.StageStart, Code: CodeHostStartFailed, Message: fmt.Sprintf("cannot start %s", spec.Path), Err: launchErr}
 	}
+	h.spec.Env = nil // the host has it; a thousand idle hosts need not pin a copy each
 	return h, nil
 }
 
@@ -319,10 +320,5 @@ func adapterError(op string, info hostproto.ErrorData) *Error {
 // setProc records the host process and ties h.exited to its exit.
 func (h *Host) setProc(p *proc.Process) {
 	h.proc = p
-	ctx, cancel := context.WithCancel(context.Background())
-	h.exited = ctx
-	go func() {
-		<-p.Done()
-		cancel()
-	}()
+	h.exited = p.Exited()
 }

@@ -155,9 +155,9 @@ func (r *Runtime) LastTurn() *Turn {
 type turnState struct {
 	req          contract.RunRequest
 	invocationID string
-	first        bool
-	index        int               // 1-based turn number
-	traceEnv     map[string]string // InvokeOptions.TraceEnv
+	started      []contract.FabricEvent // the runtime's start events, on its first turn
+	index        int                    // 1-based turn number
+	traceEnv     map[string]string      // InvokeOptions.TraceEnv
 	tctx         context.Context
 	tcancel      context.CancelFunc
 	done         chan struct{} // closed when run returns
@@ -199,7 +199,7 @@ func (r *Runtime) begin(req contract.RunRequest, traceEnv map[string]string) (*t
 	r.cancel = func() { r.cancelTurn(t.invocationID, t.tcancel, t.returned) }
 	r.invDone = t.done
 	r.turns++
-	t.first = r.turns == 1
+	t.started, r.started = r.started, nil // the first turn carries them; the runtime keeps none
 	t.index = r.turns
 	r.mu.Unlock()
 	return t, nil
@@ -216,10 +216,8 @@ func (r *Runtime) run(ctx context.Context, t *turnState, col *collector) *contra
 		close(t.done)
 	}()
 	invocationID, req := t.invocationID, t.req
-	if t.first {
-		for _, ev := range r.started {
-			col.add(ev)
-		}
+	for _, ev := range t.started {
+		col.add(ev)
 	}
 	col.add(r.event(contract.EventInvocationStart, "invocation started", map[string]any{"runtime_id": r.handle.RuntimeID, "invocation_id": invocationID, "request_id": req.RequestID}))
 

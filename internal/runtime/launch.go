@@ -114,51 +114,59 @@ func lookPath(name, path string) (string, error) {
 
 // hostEnv builds the host's environment: the base environment, the
 // toolchain directories first on PATH, the runner's and the environment
-// config's variables, then Fabric's own.
+// config's variables, then Fabric's own. The entries of the base it does
+// not change are the base's own strings, not copies: a thousand hosts
+// share one copy of the caller's environment.
 func hostEnv(p *contract.RunPlan, opts *Options, runtimeID, home, artifacts string) (env []string, path string) {
-	vars := map[string]string{}
-	for _, kv := range opts.Env {
-		if k, v, ok := strings.Cut(kv, "="); ok {
-			vars[k] = v
+	base := opts.Env
+	if base == nil {
+		base = os.Environ()
+	}
+	entries := map[string]string{} // name -> "NAME=value"
+	for _, kv := range base {
+		if k, _, ok := strings.Cut(kv, "="); ok {
+			entries[k] = kv
 		}
 	}
+	set := func(k, v string) { entries[k] = k + "=" + v }
+	value := func(k string) string { return strings.TrimPrefix(entries[k], k+"=") }
 	if len(opts.ExtraPath) > 0 {
-		vars["PATH"] = strings.Join(append(append([]string{}, opts.ExtraPath...), vars["PATH"]), string(os.PathListSeparator))
+		set("PATH", strings.Join(append(append([]string{}, opts.ExtraPath...), value("PATH")), string(os.PathListSeparator)))
 	}
 	if spec, err := p.AdapterDescriptor.Descriptor.RunnerSpec(); err == nil {
 		for k, v := range spec.Env {
-			vars[k] = v
+			set(k, v)
 		}
 		if spec.Builtin != "" {
-			vars[EnvBuiltinAdapter] = spec.Builtin
+			set(EnvBuiltinAdapter, spec.Builtin)
 		}
 	}
 	if p.EnvironmentPlan != nil {
 		for k, v := range p.EnvironmentPlan.Env {
-			vars[k] = v
+			set(k, v)
 		}
 	}
-	vars[hostproto.EnvRuntimeID] = runtimeID
-	vars[hostproto.EnvHome] = home
-	vars[hostproto.EnvProtocol] = p.HostProtocol
+	set(hostproto.EnvRuntimeID, runtimeID)
+	set(hostproto.EnvHome, home)
+	set(hostproto.EnvProtocol, p.HostProtocol)
 	if artifacts != "" {
-		vars[hostproto.EnvArtifacts] = artifacts
+		set(hostproto.EnvArtifacts, artifacts)
 	} else {
-		delete(vars, hostproto.EnvArtifacts)
+		delete(entries, hostproto.EnvArtifacts)
 	}
 	if p.HostProtocol == contract.HostProtocolV2 {
-		vars[hostproto.EnvChannelFD] = fmt.Sprint(hostproto.ChannelFD)
+		set(hostproto.EnvChannelFD, fmt.Sprint(hostproto.ChannelFD))
 	}
-	keys := make([]string, 0, len(vars))
-	for k := range vars {
+	keys := make([]string, 0, len(entries))
+	for k := range entries {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	env = make([]string, 0, len(keys))
 	for _, k := range keys {
-		env = append(env, k+"="+vars[k])
+		env = append(env, entries[k])
 	}
-	return env, vars["PATH"]
+	return env, value("PATH")
 }
 
 // secretValues returns the values of every environment variable the config

@@ -40,7 +40,7 @@ const CancelGrace = 2 * time.Second
 type Options struct {
 	HostBinary string   // executable re-executed for adapters built into Fabric
 	StateDir   string   // per-runtime homes go here (default: $TMPDIR/fabric-hosts)
-	Env        []string // base environment of hosts (default os.Environ())
+	Env        []string // base environment of hosts (default os.Environ() at each launch)
 	ExtraPath  []string // directories put first on the hosts' PATH (harness toolchain)
 	// CheckExec, if set, is called right before the host is launched with
 	// the host command and each of the descriptor's required binaries as
@@ -82,9 +82,6 @@ func (o *Options) fill() {
 	if o.StateDir == "" {
 		o.StateDir = DefaultStateDir()
 	}
-	if o.Env == nil {
-		o.Env = os.Environ()
-	}
 	if o.LookupEnv == nil {
 		o.LookupEnv = os.LookupEnv
 	}
@@ -119,7 +116,7 @@ type Runtime struct {
 	mu         sync.Mutex // guards below
 	cancel     func()     // cancels the running invocation (cancel, grace, then hard stop)
 	invDone    chan struct{}
-	started    []contract.FabricEvent // runtime_start, attached to the first result
+	started    []contract.FabricEvent // runtime_start, attached to the first result (nil after it)
 	turns      int
 	lastTurn   *Turn         // the most recent streamed (or followable) turn
 	turnBegun  chan struct{} // closed and replaced when lastTurn changes

@@ -253,8 +253,11 @@ func (l *Log) evictOldest() {
 	l.n--
 }
 
-func (l *Log) grow() {
-	nb := make([]entry, min(max(2*len(l.buf), 1), l.lim.Records))
+func (l *Log) grow() { l.resize(min(max(2*len(l.buf), 1), l.lim.Records)) }
+
+// resize moves the window into a ring of size entries (at least l.n).
+func (l *Log) resize(size int) {
+	nb := make([]entry, size)
 	for i := range l.n {
 		nb[i] = *l.at(i)
 	}
@@ -271,10 +274,17 @@ func (l *Log) Relax() {
 }
 
 // Close ends the log: consumers drain what is left and then get io.EOF.
+// The log then keeps only the room its records take.
 func (l *Log) Close() {
 	l.mu.Lock()
 	if !l.closed {
 		l.closed = true
+		if len(l.buf) > l.n {
+			// Nothing is appended any more: a closed log (the last turn
+			// of an idle runtime, kept for late followers) holds its
+			// records, not the room it had for more.
+			l.resize(l.n)
+		}
 		l.broadcast()
 	}
 	l.mu.Unlock()

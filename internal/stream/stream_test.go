@@ -253,3 +253,43 @@ func BenchmarkAppendNext(b *testing.B) {
 	l.Close()
 	<-done
 }
+
+// TestClosedLogKeepsOnlyItsRecords: a closed log (the last turn of an idle
+// runtime) holds no room for records that cannot come, and a late
+// follower still reads every retained record in order.
+func TestClosedLogKeepsOnlyItsRecords(t *testing.T) {
+	tests := []struct {
+		name           string
+		window, events int
+	}{
+		{"empty", 0, 0},
+		{"short turn", 0, 5},
+		{"grown ring", 0, 70},
+		{"wrapped window", 100, 150},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l := NewLog(Limits{Records: tt.window, Policy: DropOldest}, counter())
+			produce(t, l, tt.events)
+			want := min(tt.events, l.lim.Records)
+			if l.n != want || len(l.buf) != want {
+				t.Errorf("closed log holds %d records in a ring of %d, want %d in %d", l.n, len(l.buf), want, want)
+			}
+			c := l.Subscribe(0)
+			next := uint64(tt.events - want + 1)
+			for {
+				rec, err := c.Next(context.Background())
+				if err == io.EOF {
+					break
+				}
+				if err != nil || rec.Seq != next {
+					t.Fatalf("record %d: %+v %v", next, rec, err)
+				}
+				next++
+			}
+			if next != uint64(tt.events+1) {
+				t.Errorf("read up to %d, want %d", next-1, tt.events)
+			}
+		})
+	}
+}

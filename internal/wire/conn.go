@@ -459,6 +459,7 @@ func (c *Conn) readFor(ctx context.Context, id int64) (answered bool) {
 	c.dlOwner = 0
 	c.mu.Unlock()
 	if release {
+		c.fr.release() // between calls an idle connection holds no read buffer
 		c.role <- struct{}{}
 	}
 	return answered

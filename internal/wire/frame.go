@@ -162,6 +162,15 @@ func (fr *FrameReader) fill() int {
 	return n
 }
 
+// release drops the buffer when it holds no unread bytes, for a reader that
+// may wait long for its next frame (a passive Conn between calls): an idle
+// connection then pins no read buffer, and the next read allocates one.
+func (fr *FrameReader) release() {
+	if fr.start == fr.end {
+		fr.buf, fr.start, fr.end, fr.scanned = nil, 0, 0, 0
+	}
+}
+
 // shrink drops a buffer that grew for a large frame once that frame has been
 // consumed, keeping any unread bytes.
 func (fr *FrameReader) shrink() {

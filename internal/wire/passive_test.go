@@ -78,6 +78,25 @@ func TestPassiveEventsBeforeResult(t *testing.T) {
 	}
 }
 
+// TestPassiveIdleHoldsNoReadBuffer: between calls a passive conn holds no
+// read buffer (a thousand idle runtimes would pin 4 KiB each), and the next
+// call reads afresh.
+func TestPassiveIdleHoldsNoReadBuffer(t *testing.T) {
+	core, _ := socketConnPair(t, Options{Passive: true}, Options{Handler: mathHandler()})
+	for i := range 3 {
+		var sum int
+		if err := core.Call(context.Background(), "add", addParams{i, 1}, &sum); err != nil || sum != i+1 {
+			t.Fatalf("add(%d, 1) = %d, %v", i, sum, err)
+		}
+		<-core.role // no caller reads while the buffer is looked at
+		held := core.fr.buf
+		core.role <- struct{}{}
+		if held != nil {
+			t.Fatalf("after call %d the idle conn holds a %d byte read buffer", i, cap(held))
+		}
+	}
+}
+
 // TestPassiveCancelWhileReading: a caller reading for a passive conn
 // returns at once when its context ends, and the conn goes on working.
 func TestPassiveCancelWhileReading(t *testing.T) {
