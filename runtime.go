@@ -140,7 +140,10 @@ func (r *Runtime) ID() string { return r.rt.ID() }
 // State returns starting, active, invoking, stopping, stopped or failed.
 func (r *Runtime) State() string { return r.rt.State() }
 
-// HostPid returns the adapter host's process id.
+// HostPid returns the adapter host's process id, which is also its
+// process group id. It is for diagnostics (logs, status, ps) and for
+// Fabric's conformance checks: the runtime owns the process and its
+// group, so stop it with Stop, never with a signal of your own.
 func (r *Runtime) HostPid() int { return r.rt.HostPid() }
 
 // Exited is closed when the runtime's adapter host has exited: after Stop,
