@@ -52,8 +52,8 @@ func (d PermissionDecision) Allowed() bool { return d.Decision == PermissionAllo
 // AskPermission raises a permission request as an event of kind
 // permission_request (metadata: request_id, timeout_millis, title and
 // req.Metadata), waits for a decision delivered through the core
-// (fabric.Runtime.DecidePermission, the v2 method permission/decide), and emits the
-// decision as an event of kind permission_decision. A request that nobody
+// (fabric.Runtime.DecidePermission, the v2 method permission/decide), and
+// emits the decision as an event of kind permission_decision. A request that nobody
 // answers within its timeout, or whose ctx ends first, is denied: it is
 // never allowed by default. The request is pending on the host that
 // handed ev to the turn (Invocation.Events); through any other Emitter
