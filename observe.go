@@ -22,14 +22,29 @@ func WithTelemetryProviders(tp trace.TracerProvider, mp metric.MeterProvider) Op
 	return func(c *Client) { c.obs.tp, c.obs.mp = tp, mp }
 }
 
+// OTLPExporters builds the OTLP exporters the OTEL_* environment
+// variables turn on. Package github.com/fabric-runtime/fabric/otlp has
+// the implementation (otlp.Exporters); the methods that build the
+// exporters take Fabric's internal export settings, so the interface
+// names only the method that marks an implementation.
+type OTLPExporters interface {
+	// FabricOTLPExporters marks package otlp's exporters.
+	FabricOTLPExporters()
+}
+
 // WithOTLPExporters makes the client export to the OTLP collector the
 // OTEL_* environment variables name (read through WithEnv's lookup), as
-// Fabric's binaries do (docs/telemetry.md); pass otlp.Exporters{} from
-// package github.com/fabric-runtime/fabric/otlp. Without it a program
-// links no exporter, and OTEL_* variables that ask for export only log
-// that none is linked; providers passed to WithTelemetryProviders win.
-func WithOTLPExporters(e telemetry.Exporters) Option {
-	return func(c *Client) { c.obs.exporters = e }
+// Fabric's binaries do (docs/telemetry.md); pass otlp.Exporters{}.
+// Without it a program links no exporter, and OTEL_* variables that ask
+// for export only log that none is linked; providers passed to
+// WithTelemetryProviders win.
+func WithOTLPExporters(e OTLPExporters) Option {
+	return func(c *Client) {
+		// otlp.Exporters is the one implementation and has the building
+		// methods; anything else builds nothing, which initTelemetry reports.
+		x, _ := e.(telemetry.Exporters)
+		c.obs.exporters = x
+	}
 }
 
 // observers are a client's telemetry: OpenTelemetry (from OTEL_* or the

@@ -23,15 +23,16 @@ type InvokeOption func(*invokeConfig)
 
 type invokeConfig struct {
 	requestID string
-	context   map[string]any
+	metadata  map[string]any
 	events    func(contract.FabricEvent)
 }
 
 // WithRequestID sets the caller's request id (kept in the result).
 func WithRequestID(id string) InvokeOption { return func(c *invokeConfig) { c.requestID = id } }
 
-// WithContext attaches caller context (task, rollout, workflow metadata).
-func WithContext(ctx map[string]any) InvokeOption { return func(c *invokeConfig) { c.context = ctx } }
+// WithMetadata attaches the caller's metadata (task, rollout, workflow) to
+// the invocation.
+func WithMetadata(md map[string]any) InvokeOption { return func(c *invokeConfig) { c.metadata = md } }
 
 // WithEvents receives the invocation's events as they happen.
 func WithEvents(fn func(contract.FabricEvent)) InvokeOption {
@@ -109,7 +110,7 @@ func (r *Runtime) Invoke(ctx context.Context, input any, opts ...InvokeOption) (
 	for _, o := range opts {
 		o(&ic)
 	}
-	return r.InvokeRequest(ctx, contract.RunRequest{RequestID: ic.requestID, Input: input, Context: ic.context}, ic.events)
+	return r.InvokeRequest(ctx, contract.RunRequest{RequestID: ic.requestID, Input: input, Context: ic.metadata}, ic.events)
 }
 
 // InvokeRequest runs one invocation from a full RunRequest.
@@ -139,7 +140,10 @@ func (r *Runtime) ID() string { return r.rt.ID() }
 // State returns starting, active, invoking, stopping, stopped or failed.
 func (r *Runtime) State() string { return r.rt.State() }
 
-// HostPid returns the adapter host's process id.
+// HostPid returns the adapter host's process id, which is also its
+// process group id. It is for diagnostics (logs, status, ps) and for
+// Fabric's conformance checks: the runtime owns the process and its
+// group, so stop it with Stop, never with a signal of your own.
 func (r *Runtime) HostPid() int { return r.rt.HostPid() }
 
 // Exited is closed when the runtime's adapter host has exited: after Stop,

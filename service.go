@@ -163,7 +163,9 @@ func (s *Service) Status() string { return s.s.Status() }
 
 // HostPid returns the process id (and process group id) of the service's
 // host: the service host of a Fabric-owned service, the attachment host
-// of a caller-owned one.
+// of a caller-owned one. It is for diagnostics and conformance checks,
+// as Runtime.HostPid: release the service with Release, never with a
+// signal of your own.
 func (s *Service) HostPid() int { return s.s.HostPid() }
 
 // VerifyHandle checks that h is this service's handle, unforged; a

@@ -53,6 +53,8 @@ type host struct {
 	stopDone    chan struct{}
 	stopErr     *hostproto.ErrorData
 	service     bool // the session is a service (service.go): no invokes
+
+	permissions permissionSet // pending AskPermission requests (permission.go)
 }
 
 // running is the invoke in progress.

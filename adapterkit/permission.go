@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"sync"
 	"time"
 
 	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/permission"
 )
 
 // Permission decisions.
@@ -49,34 +49,27 @@ type PermissionDecision struct {
 // Allowed reports whether the decision allows.
 func (d PermissionDecision) Allowed() bool { return d.Decision == PermissionAllow }
 
-// pending permission requests of this host, by request id.
-var permissions = struct {
-	sync.Mutex
-	m map[string]chan string
-}{m: map[string]chan string{}}
-
 // AskPermission raises a permission request as an event of kind
 // permission_request (metadata: request_id, timeout_millis, title and
 // req.Metadata), waits for a decision delivered through the core
-// (DecidePermission, the v2 method permission/decide), and emits the
-// decision as an event of kind permission_decision. A request that nobody
+// (fabric.Runtime.DecidePermission, the v2 method permission/decide), and
+// emits the decision as an event of kind permission_decision. A request that nobody
 // answers within its timeout, or whose ctx ends first, is denied: it is
-// never allowed by default.
+// never allowed by default. The request is pending on the host that
+// handed ev to the turn (Invocation.Events); through any other Emitter
+// nobody can decide it, and it waits for its timeout.
 func AskPermission(ctx context.Context, ev Emitter, req PermissionRequest) PermissionDecision {
 	timeout := req.Timeout
 	if timeout <= 0 {
 		timeout = DefaultPermissionTimeout
 	}
+	set := &permission.Set{}
+	if h, ok := ev.(permission.Holder); ok {
+		set = h.PermissionSet()
+	}
 	id := newPermissionID()
-	ch := make(chan string, 1)
-	permissions.Lock()
-	permissions.m[id] = ch
-	permissions.Unlock()
-	defer func() {
-		permissions.Lock()
-		delete(permissions.m, id)
-		permissions.Unlock()
-	}()
+	ch := set.Add(id)
+	defer set.Remove(id)
 	md := map[string]any{}
 	for k, v := range req.Metadata {
 		md[k] = v
@@ -92,7 +85,11 @@ func AskPermission(ctx context.Context, ev Emitter, req PermissionRequest) Permi
 	d := PermissionDecision{RequestID: id, Decision: PermissionDeny}
 	select {
 	case v := <-ch:
-		d.Decision, d.Source = v, "caller"
+		// Any decision other than PermissionAllow is a denial.
+		if v == PermissionAllow {
+			d.Decision = PermissionAllow
+		}
+		d.Source = "caller"
 	case <-t.C:
 		d.Source = "timeout"
 	case <-ctx.Done():
@@ -117,24 +114,13 @@ func EmitPermissionDecision(ev Emitter, d PermissionDecision, extra map[string]a
 	ev.Emit(Event{Kind: EventPermissionDecision, Message: d.Decision, Metadata: md})
 }
 
-// DecidePermission delivers a decision to a pending AskPermission and
-// reports whether one took it. Any decision other than PermissionAllow is
-// taken as a denial.
-func DecidePermission(requestID, decision string) bool {
-	if decision != PermissionAllow {
-		decision = PermissionDeny
-	}
-	permissions.Lock()
-	ch, ok := permissions.m[requestID]
-	if ok {
-		delete(permissions.m, requestID)
-	}
-	permissions.Unlock()
-	if !ok {
-		return false
-	}
-	ch <- decision
-	return true
+// permissionSet is a host's pending permission requests.
+type permissionSet = permission.Set
+
+// decidePermission delivers a decision (permission/decide) to a pending
+// AskPermission of the host and reports whether one took it.
+func (h *host) decidePermission(requestID, decision string) bool {
+	return h.permissions.Decide(requestID, decision)
 }
 
 func newPermissionID() string {

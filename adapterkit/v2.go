@@ -143,7 +143,7 @@ func (s *v2Server) Handle(ctx context.Context, req *wire.Request) (any, error) {
 			return nil, rpcFailure(lifecycleFailure(req.Method, CodeInvalidRequest, "invoke params must be an object"))
 		}
 		p, runtimeID, bad := decodeInvoke(req.Params)
-		em := &v2Emitter{conn: s.conn, ctx: ctx}
+		em := &v2Emitter{conn: s.conn, ctx: ctx, perms: &s.permissions}
 		if p.RuntimeContext != nil {
 			em.id = p.RuntimeContext.InvocationID
 		}
@@ -165,7 +165,7 @@ func (s *v2Server) Handle(ctx context.Context, req *wire.Request) (any, error) {
 		if err := req.UnmarshalParams(&p); err != nil || p.RequestID == "" {
 			return nil, rpcFailure(lifecycleFailure(hostproto.OpInvoke, CodeInvalidRequest, "permission/decide params need a request_id"))
 		}
-		return &hostproto.PermissionDecideResult{Accepted: DecidePermission(p.RequestID, p.Decision)}, nil
+		return &hostproto.PermissionDecideResult{Accepted: s.decidePermission(p.RequestID, p.Decision)}, nil
 
 	case hostproto.MethodHealth:
 		var p hostproto.HealthParams
@@ -211,6 +211,7 @@ type v2Emitter struct {
 	conn   *wire.Conn
 	ctx    context.Context
 	id     string
+	perms  *permissionSet // the host's pending permission requests
 	closed atomic.Bool
 
 	mu      sync.Mutex
@@ -222,6 +223,10 @@ type v2Emitter struct {
 
 // maxEmitQueue bounds the events waiting behind a send in progress.
 const maxEmitQueue = 1024
+
+// PermissionSet implements permission.Holder: AskPermission through this
+// emitter is pending on its host.
+func (e *v2Emitter) PermissionSet() *permissionSet { return e.perms }
 
 func (e *v2Emitter) Emit(ev Event) {
 	if e.closed.Load() {

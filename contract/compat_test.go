@@ -17,6 +17,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/contract/validate"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 )
 
 // Upstream compatibility: our southbound documents must validate against the
@@ -28,8 +29,9 @@ import (
 //   - FABRIC_UPSTREAM_PI_DIR: the directory holding pi.fabric-adapter.json.
 //   - otherwise node_modules/<package> under the repository root or under harnesses/.
 //
-// When a package is missing the tests skip, unless FABRIC_REQUIRE_UPSTREAM=1
-// (set in CI), where they fail.
+// A missing package is a live part that is not there (livetest.Missing):
+// the tests skip, unless FABRIC_REQUIRE_HARNESSES=1 (set in CI), where they
+// fail.
 
 func upstreamDir(t *testing.T, env, pkg, sub, marker string) string {
 	t.Helper()
@@ -51,11 +53,7 @@ func upstreamDir(t *testing.T, env, pkg, sub, marker string) string {
 			return dir
 		}
 	}
-	msg := fmt.Sprintf("npm package %s not found (set %s or run npm ci in harnesses/); tried %s", pkg, env, strings.Join(tried, ", "))
-	if os.Getenv("FABRIC_REQUIRE_UPSTREAM") == "1" {
-		t.Fatal(msg)
-	}
-	t.Skip(msg)
+	livetest.Missing(t, "npm package "+pkg, "set "+env+" or run harnesses/install.sh", fmt.Errorf("tried %s", strings.Join(tried, ", ")))
 	return ""
 }
 

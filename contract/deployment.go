@@ -682,19 +682,25 @@ func (i *Integration) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// DeploymentNamePattern is what deployment, sandbox, agent and integration
-// names match. The patterns compile at first use: a program that never
-// reads a deployment pays nothing for them.
-var DeploymentNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`) })
-
+// The patterns compile at first use: a program that never reads a
+// deployment pays nothing for them.
 var (
-	// UUIDPattern is what a deployment's uid matches.
-	UUIDPattern = sync.OnceValue(func() *regexp.Regexp {
+	deploymentNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9-]{0,39}$`) })
+	uuidPattern           = sync.OnceValue(func() *regexp.Regexp {
 		return regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
 	})
-	// EnvNamePattern is what an environment variable's name matches.
-	EnvNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	envNamePattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 )
+
+// DeploymentNamePattern is what deployment, sandbox, agent and integration
+// names match.
+func DeploymentNamePattern() *regexp.Regexp { return deploymentNamePattern() }
+
+// UUIDPattern is what a deployment's uid matches.
+func UUIDPattern() *regexp.Regexp { return uuidPattern() }
+
+// EnvNamePattern is what an environment variable's name matches.
+func EnvNamePattern() *regexp.Regexp { return envNamePattern() }
 
 // Codes of a DeploymentIssue; the deployment parser reports them as they are.
 const (

@@ -24,10 +24,13 @@ const (
 	ModelUnreachable     = "model_unreachable"      // no HTTP answer: connection refused, DNS, TLS, reset
 )
 
-// ModelErrorCodes lists the normalised model error codes, in the order above.
-var ModelErrorCodes = []string{
-	ModelRateLimited, ModelQuotaExhausted, ModelOverloaded, ModelAuth,
-	ModelNotFound, ModelContextExceeded, ModelServerError, ModelUnreachable,
+// ModelErrorCodes returns the normalised model error codes, in the order
+// above, in a new slice the caller may change.
+func ModelErrorCodes() []string {
+	return []string{
+		ModelRateLimited, ModelQuotaExhausted, ModelOverloaded, ModelAuth,
+		ModelNotFound, ModelContextExceeded, ModelServerError, ModelUnreachable,
+	}
 }
 
 // ModelErrorRule is one entry of a descriptor's model_errors: an error
@@ -60,8 +63,8 @@ func (r *ModelErrorRule) Validate() (field string, err error) {
 	if r.Code == "" && r.Message == "" {
 		return "", errors.New("needs a code or a message to match")
 	}
-	if !slices.Contains(ModelErrorCodes, r.Normalized) {
-		return ".normalized", fmt.Errorf("%q is not a model error code (want one of %s)", r.Normalized, strings.Join(ModelErrorCodes, ", "))
+	if codes := ModelErrorCodes(); !slices.Contains(codes, r.Normalized) {
+		return ".normalized", fmt.Errorf("%q is not a model error code (want one of %s)", r.Normalized, strings.Join(codes, ", "))
 	}
 	if r.Message != "" {
 		if _, err := modelErrorPattern(r.Message); err != nil {

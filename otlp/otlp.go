@@ -31,6 +31,9 @@ type Exporters struct {
 	GRPC telemetry.Exporters
 }
 
+// FabricOTLPExporters marks Exporters as fabric.OTLPExporters.
+func (Exporters) FabricOTLPExporters() {}
+
 // errNoGRPC is the error of the grpc protocol without Exporters.GRPC.
 func errNoGRPC(signal string) error {
 	return fmt.Errorf("telemetry: OTEL_EXPORTER_OTLP_PROTOCOL asks for grpc (%s), but this program exports OTLP over HTTP only: "+

@@ -135,7 +135,7 @@ func (s scrubber) text(t string) string {
 	if len(s.secret) < 4 || !strings.Contains(t, s.secret) {
 		return t
 	}
-	return strings.ReplaceAll(t, s.secret, "[redacted]")
+	return strings.ReplaceAll(t, s.secret, contract.Redacted)
 }
 
 func (s scrubber) value(v any) any {
@@ -147,8 +147,8 @@ func (s scrubber) value(v any) any {
 		return v
 	}
 	var out any
-	if json.Unmarshal([]byte(strings.ReplaceAll(string(b), s.secret, "[redacted]")), &out) != nil {
-		return "[redacted]"
+	if json.Unmarshal([]byte(strings.ReplaceAll(string(b), s.secret, contract.Redacted)), &out) != nil {
+		return contract.Redacted
 	}
 	return out
 }

@@ -151,7 +151,7 @@ func TestEvents(t *testing.T) {
 		}
 	}
 	want := []string{
-		"output_delta Hel", "reasoning_delta hmm", "tool_call Bash", "tool_result KEY=[redacted]",
+		"output_delta Hel", "reasoning_delta hmm", "tool_call Bash", "tool_result KEY=[REDACTED]",
 		"status permission denied: Bash",
 	}
 	if strings.Join(got, "|") != strings.Join(want, "|") {

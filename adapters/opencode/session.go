@@ -492,7 +492,7 @@ func (s *session) alive() bool {
 func (s *session) scrub(text string) string {
 	for _, secret := range []string{s.key, s.password} {
 		if len(secret) >= 4 {
-			text = strings.ReplaceAll(text, secret, "[redacted]")
+			text = strings.ReplaceAll(text, secret, contract.Redacted)
 		}
 	}
 	return text

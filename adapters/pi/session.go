@@ -382,7 +382,7 @@ func (s *session) scrub(v string) string {
 	if s.key == "" || len(s.key) < 4 {
 		return v
 	}
-	return strings.ReplaceAll(v, s.key, "[redacted]")
+	return strings.ReplaceAll(v, s.key, contract.Redacted)
 }
 
 func (s *session) gone() error {

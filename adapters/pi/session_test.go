@@ -68,7 +68,7 @@ func TestDispatchTurn(t *testing.T) {
 			t.Fatalf("events %v, want %v", kinds, want)
 		}
 	}
-	if rec.evs[1].Message != "key [redacted]" {
+	if rec.evs[1].Message != "key [REDACTED]" {
 		t.Errorf("the key was not scrubbed: %q", rec.evs[1].Message)
 	}
 	if rec.evs[3].Metadata["output"] != "a.txt" || rec.evs[2].Metadata["arguments"] != `{"command":"ls"}` {
@@ -87,7 +87,7 @@ func TestResultErrorsAndAbort(t *testing.T) {
 	s, tr, _ := newTestSession()
 	feed(t, s, `{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"400 bad sk-secret-key"}}`)
 	res := s.result(tr, false)
-	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != CodeModelError || res.Error.Message != "400 bad [redacted]" {
+	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != CodeModelError || res.Error.Message != "400 bad [REDACTED]" {
 		t.Errorf("error result %+v %+v", res, res.Error)
 	}
 	s, tr, _ = newTestSession()

@@ -230,7 +230,7 @@ func TestModelModeErrors(t *testing.T) {
 }
 
 func isModelCode(code string) bool {
-	for _, c := range contract.ModelErrorCodes {
+	for _, c := range contract.ModelErrorCodes() {
 		if c == code {
 			return true
 		}

@@ -105,7 +105,7 @@ func decodeEnvelope(fields map[string]json.RawMessage, req *Request) *Error {
 		return ""
 	}
 	req.OperationID, req.Operation = salvage("operation_id"), salvage("operation")
-	if !slices.Contains(Operations, req.Operation) {
+	if !slices.Contains(Operations(), req.Operation) {
 		req.Operation = ""
 	}
 
@@ -130,8 +130,8 @@ func decodeEnvelope(fields map[string]json.RawMessage, req *Request) *Error {
 	if err != nil {
 		return err
 	}
-	if !slices.Contains(Operations, op) {
-		return invalid("operation", "must be one of %s, got %q", strings.Join(Operations, ", "), clip(op))
+	if ops := Operations(); !slices.Contains(ops, op) {
+		return invalid("operation", "must be one of %s, got %q", strings.Join(ops, ", "), clip(op))
 	}
 	req.Operation = op
 	return nil
@@ -143,7 +143,7 @@ func checkMembers(order []string, op string) *Error {
 	allowed := operations[op].fields
 	for _, name := range order {
 		if !slices.Contains(envelopeFields, name) && !slices.Contains(allowed, name) {
-			if slices.ContainsFunc(Operations, func(o string) bool { return slices.Contains(operations[o].fields, name) }) {
+			if slices.ContainsFunc(Operations(), func(o string) bool { return slices.Contains(operations[o].fields, name) }) {
 				return invalid(name, "is not a field of %s", op)
 			}
 			return invalid(fieldName("", name), "unknown field")

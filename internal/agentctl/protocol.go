@@ -36,8 +36,11 @@ const (
 	OpDeploy = "deploy"
 )
 
-// Operations lists every operation in a stable order.
-var Operations = []string{OpStart, OpInvoke, OpStop, OpCheck, OpStatus, OpDecide, OpDeploy}
+// Operations returns every operation in a stable order, in a new slice the
+// caller may change.
+func Operations() []string {
+	return []string{OpStart, OpInvoke, OpStop, OpCheck, OpStatus, OpDecide, OpDeploy}
+}
 
 // Response statuses.
 const (

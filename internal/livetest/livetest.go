@@ -1,9 +1,10 @@
 // Package livetest decides whether a test that drives real outside parts
-// (harness binaries from harnesses/, Node, a browser, tmux) runs. Such a
-// test skips only when told to (-short) or when a part is missing, names
-// that part when it does, and never skips where FABRIC_REQUIRE_HARNESSES=1
-// (scripts/test, and so CI, sets it): there a missing part or -short is a
-// failure, so CI always runs every live test. Only tests import it.
+// (harness binaries and the upstream npm packages from harnesses/, Node,
+// a browser, tmux) runs. Such a test skips only when told to (-short) or
+// when a part is missing, names that part when it does, and never skips
+// where FABRIC_REQUIRE_HARNESSES=1 (scripts/test, and so CI, sets it):
+// there a missing part or -short is a failure, so CI always runs every
+// live test. Only tests import it.
 package livetest
 
 import (

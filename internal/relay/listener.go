@@ -86,7 +86,7 @@ type Options struct {
 	// legitimately quiet while the model thinks.
 	BodyIdleTimeout time.Duration
 
-	Logger *slog.Logger // default slog.Default(); never given record contents or the token
+	Logger *slog.Logger // the caller's logger (nil discards); never given record contents or the token
 }
 
 func (o Options) withDefaults() Options {
@@ -124,7 +124,7 @@ func (o Options) withDefaults() Options {
 		o.IdleTimeout = DefaultIdleTimeout
 	}
 	if o.Logger == nil {
-		o.Logger = slog.Default()
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
