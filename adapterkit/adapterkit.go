@@ -2,7 +2,10 @@ package adapterkit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"os"
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
@@ -44,7 +47,23 @@ type StartInput struct {
 	// ServiceAdapter). Credentials are in the environment variables its
 	// Connection names (keys ending in _env), never in Connection.
 	Service *ServiceConnection
+	// Logger is the host's logger (see WithLogger): records go to the
+	// host's stderr, which the core captures and scrubs. Read it with Log.
+	Logger *slog.Logger
 }
+
+// Log returns in.Logger, or, when it is nil (a StartInput built by hand,
+// as in a test), a logger like Serve's default: text records at level
+// Info on os.Stderr.
+func (in StartInput) Log() *slog.Logger {
+	if in.Logger != nil {
+		return in.Logger
+	}
+	return defaultLogger()
+}
+
+// defaultLogger is the logger of a host given none.
+func defaultLogger() *slog.Logger { return slog.New(slog.NewTextHandler(os.Stderr, nil)) }
 
 // Session is one running runtime inside the host.
 type Session interface {
@@ -100,17 +119,35 @@ type Emitter interface {
 	Emit(ev Event)
 }
 
-// Error is a lifecycle failure with a stable code.
+// Error is a lifecycle failure with a stable code. The core receives
+// Code, Message, Retryable and Metadata; Err, the cause, stays in the host
+// for errors.Is and errors.As.
 type Error struct {
 	Code      string
 	Message   string
 	Retryable bool
 	Metadata  map[string]any
+	Err       error
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s: %s", e.Code, e.Message) }
 
-// Errorf builds an *Error.
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Errorf builds an *Error whose Message is fmt.Sprintf(format, args...);
+// an error formatted with %w is its cause.
 func Errorf(code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	err := fmt.Errorf(format, args...)
+	return &Error{Code: code, Message: err.Error(), Err: errors.Unwrap(err)}
+}
+
+// Wrap builds an *Error with code whose Message is err's and whose cause
+// is err (a nil err gives an empty Message).
+func Wrap(code string, err error) *Error {
+	e := &Error{Code: code, Err: err}
+	if err != nil {
+		e.Message = err.Error()
+	}
+	return e
 }

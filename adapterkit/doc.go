@@ -28,7 +28,12 @@
 // its connection in StartInput.Service and its credentials as
 // environment variables.
 //
-// adapterkit/proc supervises the harness's own child processes.
+// adapterkit/proc supervises the harness's own child processes. What
+// every harness child needs is here too: MakeDirs gives it private
+// directories (HOME, TMPDIR, XDG) under the runtime's home, ChildEnv its
+// environment (the host's, without the host protocol's variables), and
+// StartInput.Log the host's logger. Wrap and Errorf (with %w) build an
+// *Error that keeps its cause; the core gets its code and message.
 //
 // What adapterkit must never do:
 //   - write anything but protocol frames to the protocol channel, or let a

@@ -304,6 +304,7 @@ func (h *host) start(p *startPayload, runtimeID string, bad *hostproto.ErrorData
 		Home:           os.Getenv(hostproto.EnvHome),
 		Artifacts:      os.Getenv(hostproto.EnvArtifacts),
 		Service:        p.Service,
+		Logger:         h.log,
 	}
 	s, err := h.callStart(ctx, in)
 	if err == nil && s == nil {

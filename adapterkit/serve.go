@@ -174,7 +174,7 @@ func Serve(ctx context.Context, a Adapter, opts ...ServeOption) error {
 		o(&cfg)
 	}
 	if cfg.logger == nil {
-		cfg.logger = slog.New(slog.NewTextHandler(os.Stderr, nil))
+		cfg.logger = defaultLogger()
 	}
 	proto := cfg.protocol
 	if proto == "" {

@@ -18,7 +18,6 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
 // ID is the builtin name every ACP descriptor's runner uses.
@@ -74,10 +73,6 @@ func New() adapterkit.Adapter { return adapter{} }
 
 type adapter struct{}
 
-func startErr(code string, err error) *adapterkit.Error {
-	return &adapterkit.Error{Code: code, Message: err.Error()}
-}
-
 // parseSettings decodes harness.settings: the adapter's own keys into
 // Settings, the keys the profile declares (prof.Settings) into the
 // returned map, anything else is an error.
@@ -119,19 +114,19 @@ func parseSettings(h *contract.AgentHarnessConfig, prof Profile) (Settings, map[
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
 	prof, err := LoadProfile(os.Getenv)
 	if err != nil {
-		return nil, startErr(CodeInvalidConfig, err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	set, own, err := parseSettings(in.Config.Harness, prof)
 	if err != nil {
-		return nil, startErr(CodeInvalidSettings, err)
+		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
 	ownVars, err := prof.resolveSettings(own, os.LookupEnv)
 	if err != nil {
-		return nil, startErr(CodeInvalidSettings, err)
+		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
 	workspace, err := workspaceDir(in)
 	if err != nil {
-		return nil, startErr(CodeInvalidConfig, err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	s := &session{set: set, prof: prof, workspace: workspace}
 	ok := false
@@ -140,16 +135,16 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			_ = s.Stop(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := s.makeDirs(in.Home); err != nil {
-		return nil, startErr(CodeStartFailed, err)
+	if s.dirs, err = adapterkit.MakeDirs(in.Home, "acp"); err != nil {
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
-	vars := map[string]string{"home": s.home, "workspace": workspace}
+	vars := map[string]string{"home": s.dirs.Home, "workspace": workspace}
 	for k, v := range ownVars {
 		vars[k] = v
 	}
 	role, m, err := adapterkit.Model(in.Config)
 	if err != nil && !errors.Is(err, adapterkit.ErrNoModel) {
-		return nil, startErr(CodeInvalidConfig, err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	if role != "" {
 		vars["model"] = m.Model
@@ -159,19 +154,19 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		if m.APIKeyEnv != nil && *m.APIKeyEnv != "" {
 			v, err := adapterkit.ModelKey(*m.APIKeyEnv, "models."+role+".api_key_env")
 			if err != nil {
-				return nil, startErr(CodeAPIKeyMissing, err)
+				return nil, adapterkit.Wrap(CodeAPIKeyMissing, err)
 			}
 			vars["api_key_env"], vars["api_key"] = *m.APIKeyEnv, v
 		}
 	}
 	args := prof.argv(vars, set.PermissionPolicy, set.ExtraArgs)
 	for rel, content := range prof.Files {
-		p := filepath.Join(s.home, filepath.FromSlash(rel))
+		p := filepath.Join(s.dirs.Home, filepath.FromSlash(rel))
 		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return nil, startErr(CodeStartFailed, err)
+			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
 		if err := os.WriteFile(p, []byte(expand(content, vars)), 0o600); err != nil {
-			return nil, startErr(CodeStartFailed, err)
+			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
 	}
 	if set.Command != "" {
@@ -179,7 +174,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	}
 	bin, err := lookPath(prof.Command, os.Getenv("PATH"))
 	if err != nil {
-		return nil, startErr(CodeBinaryNotFound, err)
+		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
 	extra := prof.env(vars)
 	for k, v := range prof.Env {
@@ -188,15 +183,15 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		_, isFile := prof.Files[strings.TrimPrefix(v, "{home}/")]
 		if _, ok := extra[k]; ok && strings.HasPrefix(v, "{home}/") && !isFile {
 			if err := os.MkdirAll(extra[k], 0o700); err != nil {
-				return nil, startErr(CodeStartFailed, err)
+				return nil, adapterkit.Wrap(CodeStartFailed, err)
 			}
 		}
 	}
 	if err := s.launch(ctx, bin, args, extra, prof.DropEnv); err != nil {
-		return nil, startErr(CodeStartFailed, err)
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	if err := s.handshake(ctx, in.Config.MCP); err != nil {
-		return nil, startErr(CodeStartFailed, s.explain(err))
+		return nil, adapterkit.Wrap(CodeStartFailed, s.explain(err))
 	}
 	ok = true
 	return s, nil
@@ -237,7 +232,7 @@ type session struct {
 	prof      Profile
 	workspace string
 
-	root, home, tmp string
+	dirs adapterkit.Dirs // removed at stop
 
 	proc      *proc.Process
 	conn      agentConn
@@ -253,65 +248,25 @@ type session struct {
 	stopErr  error
 }
 
-func (s *session) makeDirs(fabricHome string) error {
-	var root string
-	if fabricHome != "" {
-		root = filepath.Join(fabricHome, "acp")
-		if err := os.MkdirAll(root, 0o700); err != nil {
-			return err
-		}
-	} else {
-		var err error
-		if root, err = os.MkdirTemp("", "fabric-acp-"); err != nil {
-			return err
-		}
-	}
-	s.root, s.home, s.tmp = root, filepath.Join(root, "home"), filepath.Join(root, "tmp")
-	for _, d := range []string{s.home, s.tmp} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// agentEnv is the host's environment without the host protocol's variables,
-// with HOME, TMPDIR and XDG dirs private to the runtime, plus extra.
+// agentEnv is the host's environment without the host protocol's
+// variables, the profile variable and dropEnv, with HOME, TMPDIR and XDG
+// dirs private to the runtime, plus extra (sorted by name).
 func agentEnv(base []string, home, tmp string, extra map[string]string, dropEnv []string) []string {
-	drop := map[string]bool{
-		hostproto.EnvChannelFD: true, hostproto.EnvProtocol: true, "FABRIC_BUILTIN_ADAPTER": true, EnvProfile: true,
-		"HOME": true, "TMPDIR": true, "TMP": true, "TEMP": true,
-		"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true, "XDG_STATE_HOME": true,
-	}
-	for k := range extra {
-		drop[k] = true
-	}
-	for _, k := range dropEnv {
-		drop[k] = true
-	}
-	env := make([]string, 0, len(base)+len(extra)+8)
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] {
-			env = append(env, kv)
-		}
-	}
-	env = append(env, "HOME="+home, "TMPDIR="+tmp,
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
-		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
-		"FABRIC_ACP_RUNTIME_HOME="+home)
+	set := append(adapterkit.Dirs{Home: home, Tmp: tmp}.Env(), envRuntimeHome+"="+home)
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		env = append(env, k+"="+extra[k])
+		set = append(set, k+"="+extra[k])
 	}
-	return env
+	return adapterkit.ChildEnv(base, append([]string{EnvProfile}, dropEnv...), set...)
 }
+
+// envRuntimeHome marks the agent and its descendants with the runtime's
+// private HOME, so that Stop finds the ones that left the process group.
+const envRuntimeHome = "FABRIC_ACP_RUNTIME_HOME"
 
 func (s *session) launch(ctx context.Context, bin string, args []string, extra map[string]string, dropEnv []string) error {
 	inR, inW, err := os.Pipe()
@@ -324,10 +279,10 @@ func (s *session) launch(ctx context.Context, bin string, args []string, extra m
 		inW.Close()
 		return err
 	}
-	path, args, supEnv := proc.SubreaperCommand(bin, args, "FABRIC_ACP_RUNTIME_HOME="+s.home)
+	path, args, supEnv := proc.SubreaperCommand(bin, args, envRuntimeHome+"="+s.dirs.Home)
 	p, err := proc.Start(ctx, proc.Spec{
 		Path: path, Args: args, Dir: s.workspace,
-		Env:   append(agentEnv(os.Environ(), s.home, s.tmp, extra, dropEnv), supEnv...),
+		Env:   append(agentEnv(os.Environ(), s.dirs.Home, s.dirs.Tmp, extra, dropEnv), supEnv...),
 		Stdin: inR, Stdout: outW, Stderr: os.Stderr,
 		Grace: killGrace,
 	})
@@ -467,11 +422,11 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		}
 		return t.result(contract.StatusCancelled, nil, a.res.Usage), nil
 	case <-s.proc.Done():
-		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(errors.New("the agent exited during the turn")).Error()}
+		return contract.AgentRunResult{}, adapterkit.Wrap(CodeExited, s.explain(errors.New("the agent exited during the turn")))
 	}
 	if a.err != nil {
 		if s.exited() {
-			return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(a.err).Error()}
+			return contract.AgentRunResult{}, adapterkit.Wrap(CodeExited, s.explain(a.err))
 		}
 		return t.result(contract.StatusFailed, &contract.AgentRunError{Code: CodeTurnFailed, Message: a.err.Error()}, nil), nil
 	}
@@ -547,7 +502,7 @@ func (s *session) Stop(ctx context.Context) error {
 			case <-time.After(exitWait):
 			}
 			s.stopErr = s.proc.Stop(ctx)
-			proc.KillByEnv("FABRIC_ACP_RUNTIME_HOME="+s.home, time.Second)
+			proc.KillByEnv(envRuntimeHome+"="+s.dirs.Home, time.Second)
 		}
 		if s.stdoutR != nil {
 			s.stdoutR.Close()
@@ -558,8 +513,8 @@ func (s *session) Stop(ctx context.Context) error {
 			case <-time.After(500 * time.Millisecond):
 			}
 		}
-		if s.root != "" {
-			_ = os.RemoveAll(s.root)
+		if s.dirs.Root != "" {
+			_ = os.RemoveAll(s.dirs.Root)
 		}
 	})
 	return s.stopErr

@@ -16,7 +16,6 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/adapters/pi"
 	"github.com/fabric-runtime/fabric/adapters/scripted"
-	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
 // Descriptor is one embedded descriptor document.
@@ -107,7 +106,7 @@ func (Set) Descriptors() iter.Seq2[string, []byte] {
 
 // EnvAdapter tells a re-executed host binary which bundled adapter to
 // serve (the core sets it from the descriptor's runner.builtin).
-const EnvAdapter = hostproto.EnvBuiltinAdapter
+const EnvAdapter = adapterkit.EnvBuiltinAdapter
 
 // ServeHost runs this process as the host of a bundled adapter when
 // Fabric re-executed it for that purpose (or as the subreaper an adapter

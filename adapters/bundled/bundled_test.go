@@ -5,15 +5,7 @@ import (
 	"testing"
 
 	"github.com/fabric-runtime/fabric/adapters/bundled"
-	"github.com/fabric-runtime/fabric/internal/runtime"
 )
-
-// The variable a host reads is the one the core sets.
-func TestEnvAdapterIsTheCoresVariable(t *testing.T) {
-	if bundled.EnvAdapter != runtime.EnvBuiltinAdapter {
-		t.Fatalf("bundled.EnvAdapter = %q, the core sets %q", bundled.EnvAdapter, runtime.EnvBuiltinAdapter)
-	}
-}
 
 // The set a client opts into is every bundled descriptor, in order.
 func TestAdaptersYieldsEveryDescriptor(t *testing.T) {

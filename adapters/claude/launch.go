@@ -38,19 +38,17 @@ const (
 )
 
 // Dirs are a runtime's private directories, all under Root, itself under
-// the runtime's home (FABRIC_HOME).
+// the runtime's home (FABRIC_HOME): <home>/claude, with HOME and TMPDIR
+// (removed at stop) inside.
 type Dirs struct {
-	Root   string // <home>/claude
-	Home   string // HOME of the claude process
+	adapterkit.Dirs
 	Config string // CLAUDE_CONFIG_DIR (Home/.claude)
-	Tmp    string // TMPDIR, removed at stop
 }
 
 // NewDirs lays out the private directories under home.
 func NewDirs(home string) Dirs {
-	root := filepath.Join(home, "claude")
-	h := filepath.Join(root, "home")
-	return Dirs{Root: root, Home: h, Config: filepath.Join(h, ".claude"), Tmp: filepath.Join(root, "tmp")}
+	d := adapterkit.DirsUnder(home, "claude")
+	return Dirs{Dirs: d, Config: filepath.Join(d.Home, ".claude")}
 }
 
 // launchInput is everything the translation reads.
@@ -115,9 +113,9 @@ func buildLaunch(in launchInput) (*launch, error) {
 
 	role, model, err := adapterkit.Model(in.Config)
 	if err != nil && !errors.Is(err, adapterkit.ErrNoModel) {
-		return nil, adapterkit.Errorf(CodeInvalidConfig, "%v", err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
-	env := baseEnv(in.Environ)
+	env := map[string]string{} // set over the host's environment
 	for k, v := range s.Env {
 		env[k] = v
 	}
@@ -164,7 +162,7 @@ func buildLaunch(in launchInput) (*launch, error) {
 	// read user skills.
 	skills, err := resolveSkills(in.Config.Skills)
 	if err != nil {
-		return nil, adapterkit.Errorf(CodeInvalidConfig, "%v", err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	userSkills := len(skills) > 0 && !s.Bare
 	if len(skills) > 0 {
@@ -211,12 +209,12 @@ func buildLaunch(in launchInput) (*launch, error) {
 	if in.Config.MCP != nil && len(in.Config.MCP.Servers) > 0 {
 		doc, mAllowed, mDisallowed, err := mcpConfig(in.Config.MCP.Servers)
 		if err != nil {
-			return nil, adapterkit.Errorf(CodeInvalidConfig, "%v", err)
+			return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 		}
 		path := filepath.Join(in.Dirs.Root, "mcp.json")
 		b, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
-			return nil, adapterkit.Errorf(CodeInvalidConfig, "mcp: %v", err)
+			return nil, adapterkit.Errorf(CodeInvalidConfig, "mcp: %w", err)
 		}
 		l.Files[path] = b
 		args = append(args, "--mcp-config", path, "--strict-mcp-config")
@@ -235,15 +233,11 @@ func buildLaunch(in launchInput) (*launch, error) {
 	l.Args = args
 
 	// Fabric's own variables win over everything above.
-	env["HOME"] = in.Dirs.Home
+	for _, kv := range in.Dirs.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
 	env["CLAUDE_CONFIG_DIR"] = in.Dirs.Config
-	env["TMPDIR"] = in.Dirs.Tmp
-	env["TMP"] = in.Dirs.Tmp
-	env["TEMP"] = in.Dirs.Tmp
-	env["XDG_CONFIG_HOME"] = filepath.Join(in.Dirs.Home, ".config")
-	env["XDG_CACHE_HOME"] = filepath.Join(in.Dirs.Home, ".cache")
-	env["XDG_DATA_HOME"] = filepath.Join(in.Dirs.Home, ".local", "share")
-	env["XDG_STATE_HOME"] = filepath.Join(in.Dirs.Home, ".local", "state")
 	env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
 	env["DISABLE_AUTOUPDATER"] = "1"
 	env["DISABLE_TELEMETRY"] = "1"
@@ -255,7 +249,7 @@ func buildLaunch(in launchInput) (*launch, error) {
 	if in.IsRoot && s.PermissionMode == PermissionBypass {
 		env["IS_SANDBOX"] = "1"
 	}
-	l.Env = environ(env)
+	l.Env = adapterkit.ChildEnv(in.Environ, ambient, environ(env)...)
 	return l, nil
 }
 
@@ -268,35 +262,12 @@ func anthropicBaseURL(u string) string {
 	return strings.TrimRight(u, "/")
 }
 
-// ambient reports whether a host variable must not reach the child: Claude
-// Code and Anthropic client configuration (endpoints, keys, providers,
-// config dirs), Fabric's host protocol variables, and the directories the
-// adapter replaces.
-func ambient(k string) bool {
-	switch {
-	case strings.HasPrefix(k, "ANTHROPIC_"), strings.HasPrefix(k, "CLAUDE_"), strings.HasPrefix(k, "FABRIC_"):
-		return true
-	}
-	switch k {
-	case "CLAUDECODE", "HOME", "TMPDIR", "TMP", "TEMP", "PWD", "OLDPWD", "IS_SANDBOX",
-		"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME", "XDG_RUNTIME_DIR":
-		return true
-	}
-	return false
-}
-
-// baseEnv is the host environment without ambient variables.
-func baseEnv(environ []string) map[string]string {
-	env := make(map[string]string, len(environ))
-	for _, kv := range environ {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || ambient(k) {
-			continue
-		}
-		env[k] = v
-	}
-	return env
-}
+// ambient are the host variables that must not reach the child, besides
+// the ones the adapter sets (HOME, TMPDIR, XDG...): Claude Code and
+// Anthropic client configuration (endpoints, keys, providers, config
+// dirs), Fabric's own variables, the working directory's and the runtime
+// directory.
+var ambient = []string{"ANTHROPIC_*", "CLAUDE_*", "FABRIC_*", "CLAUDECODE", "PWD", "OLDPWD", "IS_SANDBOX", "XDG_RUNTIME_DIR"}
 
 func lookup(environ []string, name string) (string, bool) {
 	// The last occurrence wins, as in os/exec.

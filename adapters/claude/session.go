@@ -41,16 +41,17 @@ const (
 )
 
 // New returns the Claude Code adapter.
-func New() adapterkit.Adapter { return adapter{logger: slog.New(slog.NewTextHandler(os.Stderr, nil))} }
+func New() adapterkit.Adapter { return adapter{} }
 
-type adapter struct{ logger *slog.Logger }
+type adapter struct{}
 
 // Start prepares the private directories, starts claude and waits for the
 // answer to initialize.
-func (a adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
+func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
+	log := in.Log()
 	set, err := parseSettings(in.Config.Harness)
 	if err != nil {
-		return nil, &adapterkit.Error{Code: CodeInvalidSettings, Message: err.Error()}
+		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
 	if in.Home == "" {
 		return nil, adapterkit.Errorf(CodeStartFailed, "no runtime home (FABRIC_HOME) to hold the private config dir")
@@ -67,13 +68,13 @@ func (a adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterki
 	}
 	bin, err := resolveBinary(os.LookupEnv, pathOf(environ))
 	if err != nil {
-		return nil, &adapterkit.Error{Code: CodeBinaryNotFound, Message: err.Error()}
+		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
 	if err := l.prepare(dirs); err != nil {
 		_ = os.RemoveAll(dirs.Root)
-		return nil, adapterkit.Errorf(CodeStartFailed, "private directories: %v", err)
+		return nil, adapterkit.Errorf(CodeStartFailed, "private directories: %w", err)
 	}
-	s, err := start(ctx, bin, l, dirs, workspace(in), a.logger)
+	s, err := start(ctx, bin, l, dirs, workspace(in), log)
 	if err != nil {
 		_ = os.RemoveAll(dirs.Root)
 		return nil, err
@@ -91,7 +92,7 @@ func (a adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterki
 		return nil, adapterkit.Errorf(CodeInitializeFailed, "claude did not answer initialize: %s", msg)
 	}
 	s.initialized.Store(true)
-	a.logger.Info("claude started", "pid", s.proc.Pid(), "binary", bin, "model", l.Model, "key_env", l.KeyEnv)
+	log.Info("claude started", "pid", s.proc.Pid(), "binary", bin, "model", l.Model, "key_env", l.KeyEnv)
 	return s, nil
 }
 
@@ -165,13 +166,13 @@ func (t *turn) text() string {
 func start(ctx context.Context, bin string, l *launch, dirs Dirs, dir string, logger *slog.Logger) (*session, error) {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %v", err)
+		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
 	}
 	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
 		stdinR.Close()
 		stdinW.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %v", err)
+		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
 	}
 	p, err := proc.Start(ctx, proc.Spec{
 		Path: bin, Args: l.Args, Dir: dir, Env: l.Env,
@@ -183,7 +184,7 @@ func start(ctx context.Context, bin string, l *launch, dirs Dirs, dir string, lo
 	if err != nil {
 		stdinW.Close()
 		stdoutR.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "start %s: %v", bin, err)
+		return nil, adapterkit.Errorf(CodeStartFailed, "start %s: %w", bin, err)
 	}
 	s := &session{
 		proc: p, stdin: stdinW, stdout: stdoutR, dirs: dirs, scrub: scrubber{secret: l.key}, logger: logger,
@@ -410,7 +411,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 			return contract.AgentRunResult{}, gerr
 		}
 		s.broken.Store(true)
-		return contract.AgentRunResult{}, adapterkit.Errorf(CodeIO, "send the user message: %v", err)
+		return contract.AgentRunResult{}, adapterkit.Errorf(CodeIO, "send the user message: %w", err)
 	}
 	select {
 	case e := <-t.done:

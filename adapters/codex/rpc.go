@@ -1,6 +1,8 @@
 package codex
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -9,8 +11,6 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
-
-	"github.com/fabric-runtime/fabric/internal/wire"
 )
 
 // maxFrame bounds one message from codex (a turn/completed notification
@@ -64,7 +64,7 @@ type callResult struct {
 // are safe for concurrent use; run reads until the stream ends.
 type rpcConn struct {
 	w   io.WriteCloser
-	fr  *wire.FrameReader
+	sc  *bufio.Scanner // one message a line, at most maxFrame bytes
 	h   handler
 	log *slog.Logger
 
@@ -79,8 +79,10 @@ type rpcConn struct {
 }
 
 func newConn(w io.WriteCloser, r io.Reader, h handler, log *slog.Logger) *rpcConn {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), maxFrame)
 	return &rpcConn{
-		w: w, fr: wire.NewFrameReader(r, maxFrame), h: h, log: log,
+		w: w, sc: sc, h: h, log: log,
 		pending: map[int64]chan callResult{},
 		done:    make(chan struct{}),
 	}
@@ -99,12 +101,10 @@ func (c *rpcConn) Err() error {
 // run reads messages until the stream ends or breaks, then fails the
 // pending calls.
 func (c *rpcConn) run() {
-	var err error
-	for {
-		var frame []byte
-		frame, err = c.fr.ReadFrame()
-		if err != nil {
-			break
+	for c.sc.Scan() {
+		frame := c.sc.Bytes()
+		if len(bytes.TrimSpace(frame)) == 0 {
+			continue
 		}
 		var m message
 		if jerr := json.Unmarshal(frame, &m); jerr != nil {
@@ -120,7 +120,8 @@ func (c *rpcConn) run() {
 			c.deliver(m)
 		}
 	}
-	if errors.Is(err, io.EOF) {
+	err := c.sc.Err()
+	if err == nil {
 		err = errConnClosed
 	}
 	c.mu.Lock()

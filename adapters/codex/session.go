@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
 // Timing of the adapter's waits.
@@ -45,38 +43,34 @@ func New() adapterkit.Adapter { return adapter{} }
 
 type adapter struct{}
 
-func startErr(code string, err error) *adapterkit.Error {
-	return &adapterkit.Error{Code: code, Message: err.Error()}
-}
-
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("adapter", ID)
+	log := in.Log().With("adapter", ID)
 	set, err := ParseSettings(in.Config.Harness)
 	if err != nil {
-		return nil, startErr(CodeInvalidSettings, err)
+		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
 	model, err := SelectModel(in.Config.Models)
 	if err != nil {
-		return nil, startErr(CodeInvalidConfig, err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	if _, err := adapterkit.ModelKey(model.APIKeyEnv, "models."+model.Role+".api_key_env"); err != nil {
-		return nil, &adapterkit.Error{Code: CodeAPIKeyMissing, Message: err.Error()}
+		return nil, adapterkit.Wrap(CodeAPIKeyMissing, err)
 	}
 	args, err := Args(model, set)
 	if err != nil {
-		return nil, startErr(CodeInvalidSettings, err)
+		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
 	mcp, err := MCPConfig(in.Config.MCP)
 	if err != nil {
-		return nil, startErr(CodeInvalidConfig, err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	bin, err := ResolveBinary(os.Getenv, os.Getenv("PATH"))
 	if err != nil {
-		return nil, startErr(CodeBinaryNotFound, err)
+		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
 	workspace, err := adapterkit.Workspace(in)
 	if err != nil {
-		return nil, startErr(CodeInvalidWorkspace, err)
+		return nil, adapterkit.Wrap(CodeInvalidWorkspace, err)
 	}
 
 	s := &session{set: set, log: log}
@@ -86,24 +80,25 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			s.teardown(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := s.makeDirs(in.Home); err != nil {
-		return nil, startErr(CodeStartFailed, err)
+	if s.dirs, err = adapterkit.MakeDirs(in.Home, "codex", codexHomeRel); err != nil {
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
+	s.codexHome = filepath.Join(s.dirs.Root, codexHomeRel)
 	if mcp != nil {
 		if err := os.WriteFile(filepath.Join(s.codexHome, "config.toml"), mcp, 0o600); err != nil {
-			return nil, startErr(CodeStartFailed, err)
+			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
 	}
 	if in.Config.Skills != nil {
 		if _, err := LinkSkills(filepath.Join(s.codexHome, "skills"), in.Config.Skills.Paths); err != nil {
-			return nil, startErr(CodeInvalidConfig, err)
+			return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 		}
 	}
 	if err := s.launch(ctx, bin, args, workspace); err != nil {
-		return nil, startErr(CodeStartFailed, err)
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	if err := s.handshake(ctx, ThreadParams(workspace, set, in.Config.Instructions)); err != nil {
-		return nil, startErr(CodeStartFailed, s.explain(err))
+		return nil, adapterkit.Wrap(CodeStartFailed, s.explain(err))
 	}
 	ok = true
 	return s, nil
@@ -114,9 +109,10 @@ type session struct {
 	set Settings
 	log *slog.Logger
 
-	// Private directories: root holds HOME (with CODEX_HOME inside) and
-	// TMPDIR; all of it is removed at stop.
-	root, home, codexHome, tmp string
+	// Private directories: HOME (with CODEX_HOME inside) and TMPDIR; all
+	// of it is removed at stop.
+	dirs      adapterkit.Dirs
+	codexHome string
 
 	proc   *proc.Process
 	conn   *rpcConn
@@ -136,57 +132,15 @@ type session struct {
 	stopErr  error
 }
 
-// makeDirs creates the private directories under the runtime's home
-// (FABRIC_HOME), or under the system temporary directory without one.
-func (s *session) makeDirs(fabricHome string) error {
-	var root string
-	if fabricHome != "" {
-		root = filepath.Join(fabricHome, "codex")
-		if err := os.Mkdir(root, 0o700); err != nil {
-			return err
-		}
-	} else {
-		var err error
-		if root, err = os.MkdirTemp("", "fabric-codex-"); err != nil {
-			return err
-		}
-	}
-	s.root = root
-	s.home = filepath.Join(root, "home")
-	s.codexHome = filepath.Join(s.home, ".codex")
-	s.tmp = filepath.Join(root, "tmp")
-	for _, d := range []string{s.home, s.codexHome, s.tmp} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// codexHomeRel is CODEX_HOME, relative to the private root.
+const codexHomeRel = "home/.codex"
 
 // Env returns codex's environment: the host's, without the host protocol's
 // own variables, with HOME, CODEX_HOME, TMPDIR and the XDG directories
 // pointed into the runtime's private directories.
 func Env(base []string, home, codexHome, tmp string) []string {
-	drop := map[string]bool{
-		hostproto.EnvChannelFD: true, hostproto.EnvProtocol: true, "FABRIC_BUILTIN_ADAPTER": true,
-		"HOME": true, "CODEX_HOME": true, "TMPDIR": true, "TMP": true, "TEMP": true,
-		"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true, "XDG_STATE_HOME": true,
-		EnvBinary: true,
-	}
-	env := make([]string, 0, len(base)+8)
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] {
-			env = append(env, kv)
-		}
-	}
-	return append(env,
-		"HOME="+home, "CODEX_HOME="+codexHome, "TMPDIR="+tmp,
-		"XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
-		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"),
-		"XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
-		"XDG_STATE_HOME="+filepath.Join(home, ".local", "state"),
-	)
+	set := append(adapterkit.Dirs{Home: home, Tmp: tmp}.Env(), "CODEX_HOME="+codexHome)
+	return adapterkit.ChildEnv(base, []string{EnvBinary}, set...)
 }
 
 // launch starts codex app-server in its own process group, wired to a
@@ -204,7 +158,7 @@ func (s *session) launch(ctx context.Context, bin string, args []string, workspa
 	}
 	p, err := proc.Start(ctx, proc.Spec{
 		Path: bin, Args: args, Dir: workspace,
-		Env:   Env(os.Environ(), s.home, s.codexHome, s.tmp),
+		Env:   Env(os.Environ(), s.dirs.Home, s.codexHome, s.dirs.Tmp),
 		Stdin: inR, Stdout: outW, Stderr: os.Stderr,
 		Grace: killGrace,
 	})
@@ -343,7 +297,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	s.busy.Store(true)
 	defer s.busy.Store(false)
 	if !s.alive() {
-		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(errors.New("codex app-server is not running")).Error()}
+		return contract.AgentRunResult{}, adapterkit.Wrap(CodeExited, s.explain(errors.New("codex app-server is not running")))
 	}
 	if err := s.settlePrevious(); err != nil {
 		return contract.AgentRunResult{Status: contract.StatusFailed, Output: "", Error: &contract.AgentRunError{
@@ -369,7 +323,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	if err != nil {
 		s.clearTurn(t)
 		if !s.alive() {
-			return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(err).Error()}
+			return contract.AgentRunResult{}, adapterkit.Wrap(CodeExited, s.explain(err))
 		}
 		var re *rpcError
 		if errors.As(err, &re) {
@@ -377,7 +331,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 				Code: CodeTurnFailed, Message: err.Error(), Extensions: map[string]any{"jsonrpc_code": re.Code},
 			}}, nil
 		}
-		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeProtocol, Message: err.Error()}
+		return contract.AgentRunResult{}, adapterkit.Wrap(CodeProtocol, err)
 	}
 	t.setID(res.Turn.ID)
 
@@ -387,7 +341,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		return t.result(s.set.OutputSchema != nil), nil
 	case <-s.conn.Done():
 		s.clearTurn(t)
-		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeExited, Message: s.explain(errors.New("codex app-server exited during the turn")).Error()}
+		return contract.AgentRunResult{}, adapterkit.Wrap(CodeExited, s.explain(errors.New("codex app-server exited during the turn")))
 	case <-ctx.Done():
 	}
 	return s.interrupt(t), nil
@@ -532,8 +486,8 @@ func (s *session) teardown(ctx context.Context) error {
 		s.stdout.Close()
 		<-s.conn.Done()
 	}
-	if s.root != "" {
-		if err := os.RemoveAll(s.root); err != nil {
+	if s.dirs.Root != "" {
+		if err := os.RemoveAll(s.dirs.Root); err != nil {
 			errs = append(errs, fmt.Errorf("remove private directories: %w", err))
 		}
 	}
@@ -542,4 +496,6 @@ func (s *session) teardown(ctx context.Context) error {
 
 // PrivateDirs returns the session's private HOME, CODEX_HOME and TMPDIR
 // (for tests and diagnostics).
-func (s *session) PrivateDirs() (home, codexHome, tmp string) { return s.home, s.codexHome, s.tmp }
+func (s *session) PrivateDirs() (home, codexHome, tmp string) {
+	return s.dirs.Home, s.codexHome, s.dirs.Tmp
+}

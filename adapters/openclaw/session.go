@@ -20,7 +20,6 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
 // Timing of the adapter's waits.
@@ -47,10 +46,6 @@ func New() adapterkit.Adapter { return adapter{} }
 
 type adapter struct{}
 
-func startErr(code string, err error) *adapterkit.Error {
-	return &adapterkit.Error{Code: code, Message: err.Error()}
-}
-
 // session is one runtime: one Gateway and one agent session on it.
 type session struct {
 	log       *slog.Logger
@@ -59,8 +54,10 @@ type session struct {
 	runtimeID string
 	user      string // the OpenAI "user" that keys the runtime's agent session
 
-	// Private directories, all under root, all removed at stop.
-	root, home, tmp, state, configPath, logFile string
+	// Private directories and files, all under dirs.Root, all removed at
+	// stop.
+	dirs                       adapterkit.Dirs
+	state, configPath, logFile string
 
 	port   int
 	res    *reservation
@@ -79,13 +76,13 @@ type session struct {
 }
 
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("adapter", ID)
+	log := in.Log().With("adapter", ID)
 	set, err := ParseSettings(in.Config.Harness)
 	if err != nil {
 		if ie, ok := errors.AsType[*iface.Error](err); ok {
 			return nil, ie
 		}
-		return nil, startErr(CodeInvalidSettings, err)
+		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
 	// L3: one deadline for everything start does.
 	ctx, cancel := context.WithTimeout(ctx, set.StartupTimeout)
@@ -93,22 +90,22 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 
 	model, err := SelectModel(in.Config.Models)
 	if err != nil {
-		return nil, startErr(CodeInvalidConfig, err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	key, err := adapterkit.ModelKey(model.APIKeyEnv, "models."+model.Role+".api_key_env")
 	if err != nil {
-		return nil, startErr(CodeAPIKeyMissing, err)
+		return nil, adapterkit.Wrap(CodeAPIKeyMissing, err)
 	}
 	bin, err := ResolveBinary(ctx, os.Getenv, os.Getenv("PATH"))
 	switch {
 	case errors.Is(err, ErrNodeUnsupported):
-		return nil, startErr(CodeNodeUnsupported, err)
+		return nil, adapterkit.Wrap(CodeNodeUnsupported, err)
 	case err != nil:
-		return nil, startErr(CodeBinaryNotFound, err)
+		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
 	workspace, err := adapterkit.Workspace(in)
 	if err != nil {
-		return nil, startErr(CodeInvalidWorkspace, err)
+		return nil, adapterkit.Wrap(CodeInvalidWorkspace, err)
 	}
 	runtimeID := in.RuntimeContext.RuntimeID
 
@@ -124,9 +121,12 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			s.teardown(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := s.makeDirs(in.Home); err != nil {
-		return nil, startErr(CodeStartFailed, err)
+	if s.dirs, err = adapterkit.MakeDirs(in.Home, "openclaw", "state", "logs"); err != nil {
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
+	s.state = filepath.Join(s.dirs.Root, "state")
+	s.configPath = filepath.Join(s.dirs.Root, "openclaw.json")
+	s.logFile = filepath.Join(s.dirs.Root, "logs", "openclaw.log")
 	if s.wd, err = startWatchdog("OPENCLAW_STATE_DIR=" + s.state); err != nil {
 		log.Warn("openclaw: no watchdog: the Gateway's helpers would outlive a killed host", "error", err)
 	}
@@ -140,7 +140,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		}
 		s.res = &reservation{Base: d.Port, f: f}
 	} else if s.res, err = pickBase(set.PortRange); err != nil {
-		return nil, startErr(CodePortUnavailable, err)
+		return nil, adapterkit.Wrap(CodePortUnavailable, err)
 	}
 	s.port = s.res.Base
 	s.base = "http://127.0.0.1:" + strconv.Itoa(s.port)
@@ -153,10 +153,10 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	}
 	doc, err := cfg.Build()
 	if err != nil {
-		return nil, startErr(CodeStartFailed, err)
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	if err := os.WriteFile(s.configPath, doc, 0o600); err != nil {
-		return nil, startErr(CodeStartFailed, err)
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	env := s.env(os.Environ(), bin, model, key)
 	args := []string{bin.Entry, "gateway", "run"}
@@ -164,7 +164,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if d := set.Dashboard; d != nil {
 		root, err := filepath.Abs(iface.ArtifactRoot(in))
 		if err != nil {
-			return nil, startErr(CodeStartFailed, err)
+			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
 		set, err := iface.Start(ctx, iface.Spec{
 			RuntimeID: runtimeID, ArtifactRoot: root, AdapterName: Name,
@@ -185,7 +185,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		s.ifaces, s.gw, s.token = set, set.Process(Dashboard), set.Token(Dashboard)
 	} else {
 		if s.token, err = iface.NewToken(); err != nil {
-			return nil, startErr(CodeStartFailed, err)
+			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
 		p, err := proc.Start(ctx, proc.Spec{
 			Path: bin.Node, Args: args, Dir: workspace,
@@ -193,7 +193,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			Stdout: s.output, Stderr: s.output, Grace: gatewayGrace,
 		})
 		if err != nil {
-			return nil, startErr(CodeStartFailed, err)
+			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
 		s.gw = p
 		if err := s.awaitHealthy(ctx); err != nil {
@@ -215,7 +215,7 @@ func mkdirOr(dir string) string {
 func (s *session) explainStart(err error) error {
 	var ae *adapterkit.Error
 	if !errors.As(err, &ae) {
-		ae = startErr(CodeStartFailed, err)
+		ae = adapterkit.Wrap(CodeStartFailed, err)
 	}
 	out := *ae
 	out.Message = ae.Message
@@ -234,13 +234,13 @@ func (s *session) awaitHealthy(ctx context.Context) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, proc.ErrExited):
-		return s.explainStart(startErr(CodeGatewayExited, fmt.Errorf("the OpenClaw Gateway exited before it was healthy: %w", err)))
+		return s.explainStart(adapterkit.Wrap(CodeGatewayExited, fmt.Errorf("the OpenClaw Gateway exited before it was healthy: %w", err)))
 	case ctx.Err() != nil:
-		return s.explainStart(startErr(CodeStartTimeout, fmt.Errorf("the OpenClaw Gateway was not healthy within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
+		return s.explainStart(adapterkit.Wrap(CodeStartTimeout, fmt.Errorf("the OpenClaw Gateway was not healthy within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
 	case errors.Is(err, proc.ErrNotListening):
-		return startErr(CodePortUnavailable, fmt.Errorf("after health, port %d is not held by the Gateway: %w", s.port, err))
+		return adapterkit.Wrap(CodePortUnavailable, fmt.Errorf("after health, port %d is not held by the Gateway: %w", s.port, err))
 	}
-	return startErr(CodeStartFailed, err)
+	return adapterkit.Wrap(CodeStartFailed, err)
 }
 
 // healthz is the Gateway's unauthenticated liveness endpoint.
@@ -308,35 +308,6 @@ func (s *session) get(ctx context.Context, path, token string) error {
 // agentModel is the agent target the runtime's turns address.
 func (s *session) agentModel() string { return "openclaw/" + s.set.AgentID }
 
-// makeDirs creates the private directories under the runtime's home
-// (FABRIC_HOME), or under the system temporary directory without one.
-func (s *session) makeDirs(fabricHome string) error {
-	var root string
-	if fabricHome != "" {
-		root = filepath.Join(fabricHome, "openclaw")
-		if err := os.Mkdir(root, 0o700); err != nil {
-			return err
-		}
-	} else {
-		var err error
-		if root, err = os.MkdirTemp("", "fabric-openclaw-"); err != nil {
-			return err
-		}
-	}
-	s.root = root
-	s.home = filepath.Join(root, "home")
-	s.tmp = filepath.Join(root, "tmp")
-	s.state = filepath.Join(root, "state")
-	s.configPath = filepath.Join(root, "openclaw.json")
-	s.logFile = filepath.Join(root, "logs", "openclaw.log")
-	for _, d := range []string{s.home, s.tmp, s.state, filepath.Dir(s.logFile)} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // env returns the Gateway's environment: the host's, without the host
 // protocol's variables and the model key's own variable, with HOME, TMPDIR,
 // XDG and OpenClaw's state and config pointed into the runtime's private
@@ -344,32 +315,14 @@ func (s *session) makeDirs(fabricHome string) error {
 // Bonjour and channels off, and the key under KeyEnv (C1). The token is
 // added by the caller.
 func (s *session) env(base []string, bin Binary, m Model, key string) []string {
-	drop := map[string]bool{
-		hostproto.EnvChannelFD: true, hostproto.EnvProtocol: true, "FABRIC_BUILTIN_ADAPTER": true,
-		"HOME": true, "TMPDIR": true, "TMP": true, "TEMP": true,
-		"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true, "XDG_STATE_HOME": true,
-		m.APIKeyEnv: true, KeyEnv: true, TokenEnv: true, EnvBinary: true, EnvNode: true,
-		"OPENCLAW_STATE_DIR": true, "OPENCLAW_CONFIG_PATH": true, "OPENCLAW_HOME": true, "OPENCLAW_PROFILE": true,
-		"OPENCLAW_GATEWAY_PORT": true, "OPENCLAW_GATEWAY_PASSWORD": true, "NODE_OPTIONS": true, "PATH": true,
-	}
-	env := make([]string, 0, len(base)+24)
 	path := os.Getenv("PATH")
 	for _, kv := range base {
-		k, v, _ := strings.Cut(kv, "=")
-		if k == "PATH" {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
 			path = v
 		}
-		if !drop[k] {
-			env = append(env, kv)
-		}
 	}
-	return append(env,
+	set := append(s.dirs.Env(),
 		"PATH="+filepath.Dir(bin.Node)+string(os.PathListSeparator)+path,
-		"HOME="+s.home, "TMPDIR="+s.tmp,
-		"XDG_CONFIG_HOME="+filepath.Join(s.home, ".config"),
-		"XDG_DATA_HOME="+filepath.Join(s.home, ".local", "share"),
-		"XDG_CACHE_HOME="+filepath.Join(s.home, ".cache"),
-		"XDG_STATE_HOME="+filepath.Join(s.home, ".local", "state"),
 		"OPENCLAW_STATE_DIR="+s.state,
 		"OPENCLAW_CONFIG_PATH="+s.configPath,
 		"OPENCLAW_NO_AUTO_UPDATE=1",
@@ -381,6 +334,10 @@ func (s *session) env(base []string, bin Binary, m Model, key string) []string {
 		"NO_COLOR=1",
 		KeyEnv+"="+key,
 	)
+	return adapterkit.ChildEnv(base, []string{
+		m.APIKeyEnv, TokenEnv, EnvBinary, EnvNode, "OPENCLAW_HOME", "OPENCLAW_PROFILE",
+		"OPENCLAW_GATEWAY_PORT", "OPENCLAW_GATEWAY_PASSWORD", "NODE_OPTIONS",
+	}, set...)
 }
 
 // alive reports whether the Gateway runs.
@@ -582,8 +539,8 @@ func (s *session) teardown(ctx context.Context) error {
 	s.wd.stop(time.Second)
 	tSweep := time.Since(t0)
 	s.res.release()
-	if s.root != "" {
-		if err := removeAll(s.root); err != nil {
+	if s.dirs.Root != "" {
+		if err := removeAll(s.dirs.Root); err != nil {
 			errs = append(errs, fmt.Errorf("remove private directories: %w", err))
 		}
 	}
@@ -606,7 +563,7 @@ func removeAll(dir string) error {
 
 // PrivateDirs returns the session's private root and state directory
 // (for tests and diagnostics).
-func (s *session) PrivateDirs() (root, state string) { return s.root, s.state }
+func (s *session) PrivateDirs() (root, state string) { return s.dirs.Root, s.state }
 
 // tail keeps the last max bytes written to it, whole lines where it can.
 type tail struct {

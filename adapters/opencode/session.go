@@ -22,7 +22,6 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
 // Timing of the adapter's waits.
@@ -62,10 +61,6 @@ func New() adapterkit.Adapter { return adapter{} }
 
 type adapter struct{}
 
-func startErr(code string, err error) *adapterkit.Error {
-	return &adapterkit.Error{Code: code, Message: err.Error()}
-}
-
 // session is one runtime: one `opencode serve` and one session on it.
 type session struct {
 	log       *slog.Logger
@@ -74,9 +69,11 @@ type session struct {
 	key       string // the model key, only to scrub it from text; never logged
 	runtimeID string
 
-	// Private directories, all under root, all removed at stop.
-	root, home, tmp, configPath, instrPath string
-	marker                                 string // the server's proc.Spec.EnvMarker
+	// Private directories and files, all under dirs.Root, all removed at
+	// stop.
+	dirs                  adapterkit.Dirs
+	configPath, instrPath string
+	marker                string // the server's proc.Spec.EnvMarker
 
 	bin       string
 	workspace string
@@ -99,13 +96,13 @@ type session struct {
 }
 
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
-	log := slog.New(slog.NewTextHandler(os.Stderr, nil)).With("adapter", ID)
+	log := in.Log().With("adapter", ID)
 	set, err := ParseSettings(in.Config.Harness)
 	if err != nil {
 		if ie, ok := errors.AsType[*iface.Error](err); ok {
 			return nil, ie
 		}
-		return nil, startErr(CodeInvalidSettings, err)
+		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
 	// L3: one deadline for everything start does.
 	ctx, cancel := context.WithTimeout(ctx, set.StartupTimeout)
@@ -113,19 +110,19 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 
 	model, err := SelectModel(in.Config.Models)
 	if err != nil {
-		return nil, startErr(CodeInvalidConfig, err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	key, err := adapterkit.ModelKey(model.APIKeyEnv, "models."+model.Role+".api_key_env")
 	if err != nil {
-		return nil, startErr(CodeAPIKeyMissing, err)
+		return nil, adapterkit.Wrap(CodeAPIKeyMissing, err)
 	}
 	bin, err := ResolveBinary(os.Getenv, os.Getenv("PATH"))
 	if err != nil {
-		return nil, startErr(CodeBinaryNotFound, err)
+		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
 	workspace, err := adapterkit.Workspace(in)
 	if err != nil {
-		return nil, startErr(CodeInvalidWorkspace, err)
+		return nil, adapterkit.Wrap(CodeInvalidWorkspace, err)
 	}
 	transport := &http.Transport{Proxy: nil, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second, ResponseHeaderTimeout: set.RequestTimeout}
 	s := &session{
@@ -142,26 +139,29 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			s.teardown(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := s.makeDirs(in.Home); err != nil {
-		return nil, startErr(CodeStartFailed, err)
+	if s.dirs, err = adapterkit.MakeDirs(in.Home, "opencode"); err != nil {
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
+	s.configPath = filepath.Join(s.dirs.Root, "opencode.json")
+	s.instrPath = filepath.Join(s.dirs.Root, "instructions.md")
+	s.marker = "OPENCODE_CONFIG=" + s.configPath
 	doc, instr, err := ServerConfig{
 		Model: model, Agent: set.Agent, Snapshots: set.Snapshots, Instructions: systemInstruction(in.Config.Instructions),
 		InstructionsFile: s.instrPath, MCP: in.Config.MCP,
 	}.Build()
 	if err != nil {
-		return nil, startErr(CodeInvalidConfig, err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	if err := os.WriteFile(s.configPath, doc, 0o600); err != nil {
-		return nil, startErr(CodeStartFailed, err)
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	if instr != "" {
 		if err := os.WriteFile(s.instrPath, []byte(instr), 0o600); err != nil {
-			return nil, startErr(CodeStartFailed, err)
+			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
 	}
 	if s.password, err = iface.NewToken(); err != nil {
-		return nil, startErr(CodeStartFailed, err)
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	env := s.env(os.Environ(), key)
 	args := []string{"serve", "--pure", "--hostname", iface.Loopback}
@@ -198,7 +198,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			Grace: serverGrace, EnvMarker: s.marker,
 		})
 		if err != nil {
-			return nil, startErr(CodeStartFailed, err)
+			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
 		s.srv, s.ownSrv = p, true
 		if err := s.awaitListening(ctx); err != nil {
@@ -216,7 +216,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		}
 	}
 	if err := s.createSession(ctx); err != nil {
-		return nil, s.explainStart(startErr(CodeStartFailed, err))
+		return nil, s.explainStart(adapterkit.Wrap(CodeStartFailed, err))
 	}
 	log.Info("opencode: server ready", "runtime_id", s.runtimeID, "port", s.port, "pid", s.srv.Pid(), "session", s.sessionID,
 		"web", set.Web != nil, "terminal", set.Terminal != nil)
@@ -293,9 +293,9 @@ func (s *session) awaitListening(ctx context.Context) error {
 		return nil
 	case <-s.srv.Done():
 		info, _ := s.srv.ExitState()
-		return s.explainStart(startErr(CodeServerExited, fmt.Errorf("opencode serve exited (%s) before it listened", info)))
+		return s.explainStart(adapterkit.Wrap(CodeServerExited, fmt.Errorf("opencode serve exited (%s) before it listened", info)))
 	case <-ctx.Done():
-		return s.explainStart(startErr(CodeStartTimeout, fmt.Errorf("opencode serve did not listen within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
+		return s.explainStart(adapterkit.Wrap(CodeStartTimeout, fmt.Errorf("opencode serve did not listen within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
 	}
 }
 
@@ -308,20 +308,20 @@ func (s *session) awaitHealthy(ctx context.Context) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, proc.ErrExited):
-		return s.explainStart(startErr(CodeServerExited, fmt.Errorf("opencode serve exited before it was healthy: %w", err)))
+		return s.explainStart(adapterkit.Wrap(CodeServerExited, fmt.Errorf("opencode serve exited before it was healthy: %w", err)))
 	case ctx.Err() != nil:
-		return s.explainStart(startErr(CodeStartTimeout, fmt.Errorf("opencode serve was not healthy within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
+		return s.explainStart(adapterkit.Wrap(CodeStartTimeout, fmt.Errorf("opencode serve was not healthy within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
 	case errors.Is(err, proc.ErrNotListening):
-		return startErr(CodeStartFailed, fmt.Errorf("after health, port %d is not held by opencode serve: %w", s.port, err))
+		return adapterkit.Wrap(CodeStartFailed, fmt.Errorf("after health, port %d is not held by opencode serve: %w", s.port, err))
 	}
-	return startErr(CodeStartFailed, err)
+	return adapterkit.Wrap(CodeStartFailed, err)
 }
 
 // explainStart adds the server's last output to a start failure.
 func (s *session) explainStart(err error) error {
 	var ae *adapterkit.Error
 	if !errors.As(err, &ae) {
-		ae = startErr(CodeStartFailed, err)
+		ae = adapterkit.Wrap(CodeStartFailed, err)
 	}
 	out := *ae
 	if t := s.output.String(); t != "" && out.Code != iface.CodePortTaken && out.Code != iface.CodeInvalid {
@@ -414,35 +414,6 @@ func (s *session) createSession(ctx context.Context) error {
 	return nil
 }
 
-// makeDirs creates the private directories under the runtime's home
-// (FABRIC_HOME), or under the system temporary directory without one.
-func (s *session) makeDirs(fabricHome string) error {
-	var root string
-	if fabricHome != "" {
-		root = filepath.Join(fabricHome, "opencode")
-		if err := os.Mkdir(root, 0o700); err != nil {
-			return err
-		}
-	} else {
-		var err error
-		if root, err = os.MkdirTemp("", "fabric-opencode-"); err != nil {
-			return err
-		}
-	}
-	s.root = root
-	s.home = filepath.Join(root, "home")
-	s.tmp = filepath.Join(root, "tmp")
-	s.configPath = filepath.Join(root, "opencode.json")
-	s.instrPath = filepath.Join(root, "instructions.md")
-	s.marker = "OPENCODE_CONFIG=" + s.configPath
-	for _, d := range []string{s.home, s.tmp} {
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // env returns the server's environment: the host's, without the host
 // protocol's variables, the model key's own variable and every OPENCODE_*
 // variable, with HOME, TMPDIR and XDG pointed into the runtime's private
@@ -450,29 +421,10 @@ func (s *session) makeDirs(fabricHome string) error {
 // the key under KeyEnv (C1). The password is added by the caller (or
 // iface).
 func (s *session) env(base []string, key string) []string {
-	drop := map[string]bool{
-		hostproto.EnvChannelFD: true, hostproto.EnvProtocol: true, "FABRIC_BUILTIN_ADAPTER": true,
-		"HOME": true, "TMPDIR": true, "TMP": true, "TEMP": true,
-		"XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true, "XDG_CACHE_HOME": true, "XDG_STATE_HOME": true,
-		s.model.APIKeyEnv: true, KeyEnv: true, EnvBinary: true,
-	}
-	env := make([]string, 0, len(base)+20)
-	for _, kv := range base {
-		k, _, _ := strings.Cut(kv, "=")
-		if !drop[k] && !strings.HasPrefix(k, "OPENCODE_") {
-			env = append(env, kv)
-		}
-	}
-	env = append(env,
-		"HOME="+s.home, "TMPDIR="+s.tmp,
-		"XDG_CONFIG_HOME="+filepath.Join(s.home, ".config"),
-		"XDG_DATA_HOME="+filepath.Join(s.home, ".local", "share"),
-		"XDG_CACHE_HOME="+filepath.Join(s.home, ".cache"),
-		"XDG_STATE_HOME="+filepath.Join(s.home, ".local", "state"),
-		s.marker,
-	)
-	env = append(env, offlineEnv...)
-	return append(env, KeyEnv+"="+key)
+	set := append(s.dirs.Env(), s.marker)
+	set = append(set, offlineEnv...)
+	set = append(set, KeyEnv+"="+key)
+	return adapterkit.ChildEnv(base, []string{"OPENCODE_*", s.model.APIKeyEnv, KeyEnv, EnvBinary}, set...)
 }
 
 // alive reports whether the server runs.
@@ -606,8 +558,8 @@ func (s *session) teardown(ctx context.Context) error {
 			s.log.Info("opencode: killed processes that had left the server's process group", "pids", pids)
 		}
 	}
-	if s.root != "" {
-		if err := removeAll(s.root); err != nil {
+	if s.dirs.Root != "" {
+		if err := removeAll(s.dirs.Root); err != nil {
 			errs = append(errs, fmt.Errorf("remove private directories: %w", err))
 		}
 	}

@@ -183,7 +183,7 @@ func lookup(v map[string]any, path string) (any, bool) {
 
 func TestEnv(t *testing.T) {
 	s := &session{model: Model{APIKeyEnv: "MY_KEY"}}
-	s.home, s.tmp, s.marker = "/r/home", "/r/tmp", "OPENCODE_CONFIG=/r/opencode.json"
+	s.dirs.Home, s.dirs.Tmp, s.marker = "/r/home", "/r/tmp", "OPENCODE_CONFIG=/r/opencode.json"
 	env := s.env([]string{"PATH=/bin", "HOME=/root", "MY_KEY=secret", "OPENCODE_CONFIG_CONTENT={}", "OPENCODE_SERVER_PASSWORD=x", "FABRIC_HOST_CHANNEL_FD=3", "KEEP=1"}, "secret")
 	joined := "\n" + strings.Join(env, "\n") + "\n"
 	for _, want := range []string{"PATH=/bin", "KEEP=1", "HOME=/r/home", "TMPDIR=/r/tmp", "OPENCODE_CONFIG=/r/opencode.json",

@@ -38,18 +38,17 @@ type Settings struct {
 	Extensions    []string `json:"extensions,omitempty"`
 }
 
-// Dirs are the runtime's private directories under its home.
+// Dirs are the runtime's private directories under its home: <home>/pi,
+// with HOME, TMPDIR and PI_CODING_AGENT_DIR inside.
 type Dirs struct {
-	Root  string // <home>/pi
+	adapterkit.Dirs
 	Agent string // PI_CODING_AGENT_DIR
-	Home  string // HOME
-	Tmp   string // TMPDIR
 }
 
 // NewDirs lays out the private directories under home.
 func NewDirs(home string) Dirs {
-	root := filepath.Join(home, "pi")
-	return Dirs{Root: root, Agent: filepath.Join(root, "agent"), Home: filepath.Join(root, "home"), Tmp: filepath.Join(root, "tmp")}
+	d := adapterkit.DirsUnder(home, "pi")
+	return Dirs{Dirs: d, Agent: filepath.Join(d.Root, "agent")}
 }
 
 // launch is everything needed to start pi.
@@ -70,7 +69,7 @@ var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 func buildLaunch(cfg contract.AgentConfig, set Settings, dirs Dirs, environ []string) (*launch, error) {
 	role, m, err := adapterkit.Model(cfg)
 	if err != nil {
-		return nil, adapterkit.Errorf(CodeInvalidConfig, "%v", err)
+		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	field := "models." + role
 	if m.BaseURL == nil || *m.BaseURL == "" {
@@ -159,30 +158,24 @@ func buildLaunch(cfg contract.AgentConfig, set Settings, dirs Dirs, environ []st
 		args = append(args, "--no-skills")
 	}
 
-	env := childEnv(environ, keyEnv, dirs)
+	env := childEnv(environ, keyEnv, key, dirs)
 	return &launch{Args: args, Env: env, Models: models, Model: m.Model, KeyEnv: keyEnv, key: key}, nil
 }
 
 // childEnv is the host's environment without ambient Pi configuration or
 // other providers' credentials, plus the private directories and
 // PI_OFFLINE=1. The key variable the config names stays.
-func childEnv(environ []string, keyEnv string, dirs Dirs) []string {
-	var env []string
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		switch {
-		case k == keyEnv:
-		case strings.HasPrefix(k, "PI_"), k == "HOME", k == "TMPDIR", k == "XDG_CONFIG_HOME", k == "XDG_DATA_HOME", k == "XDG_CACHE_HOME":
-			continue
-		case strings.HasSuffix(k, "_API_KEY"), strings.HasSuffix(k, "_AUTH_TOKEN"), strings.HasSuffix(k, "_BASE_URL"),
-			strings.HasPrefix(k, "FABRIC_"), k == "AWS_ACCESS_KEY_ID", k == "AWS_SECRET_ACCESS_KEY", k == "AWS_SESSION_TOKEN":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "HOME="+dirs.Home, "TMPDIR="+dirs.Tmp, "PI_CODING_AGENT_DIR="+dirs.Agent,
+func childEnv(environ []string, keyEnv, key string, dirs Dirs) []string {
+	set := append(dirs.Env(), keyEnv+"="+key, "PI_CODING_AGENT_DIR="+dirs.Agent,
 		"PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "NO_COLOR=1")
+	return adapterkit.ChildEnv(environ, ambient, set...)
 }
+
+// ambient are the host variables that must not reach pi: its own
+// configuration, other providers' credentials and endpoints, and Fabric's
+// variables.
+var ambient = []string{"PI_*", "*_API_KEY", "*_AUTH_TOKEN", "*_BASE_URL", "FABRIC_*",
+	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
 
 // prepare creates the private directories and writes models.json.
 func (l *launch) prepare(d Dirs) error {

@@ -46,16 +46,17 @@ const (
 )
 
 // New returns the Pi adapter.
-func New() adapterkit.Adapter { return adapter{logger: slog.New(slog.NewTextHandler(os.Stderr, nil))} }
+func New() adapterkit.Adapter { return adapter{} }
 
-type adapter struct{ logger *slog.Logger }
+type adapter struct{}
 
 // Start writes models.json into a private agent dir, starts `pi --mode
 // rpc` in the workspace and waits until it answers get_state.
-func (a adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
+func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
+	log := in.Log()
 	set, err := parseSettings(in.Config.Harness)
 	if err != nil {
-		return nil, &adapterkit.Error{Code: CodeInvalidSettings, Message: err.Error()}
+		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
 	if in.Home == "" {
 		return nil, adapterkit.Errorf(CodeStartFailed, "no runtime home (FABRIC_HOME) to hold the private agent dir")
@@ -63,7 +64,7 @@ func (a adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterki
 	environ := os.Environ()
 	bin, err := ResolveBinary(os.Getenv, os.Getenv("PATH"))
 	if err != nil {
-		return nil, &adapterkit.Error{Code: CodeBinaryNotFound, Message: err.Error()}
+		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
 	dirs := NewDirs(in.Home)
 	l, err := buildLaunch(in.Config, set, dirs, environ)
@@ -72,9 +73,9 @@ func (a adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterki
 	}
 	if err := l.prepare(dirs); err != nil {
 		_ = os.RemoveAll(dirs.Root)
-		return nil, adapterkit.Errorf(CodeStartFailed, "private directories: %v", err)
+		return nil, adapterkit.Errorf(CodeStartFailed, "private directories: %w", err)
 	}
-	s, err := start(ctx, bin, l, dirs, workspace(in), a.logger)
+	s, err := start(ctx, bin, l, dirs, workspace(in), log)
 	if err != nil {
 		_ = os.RemoveAll(dirs.Root)
 		return nil, err
@@ -90,7 +91,7 @@ func (a adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterki
 		return nil, adapterkit.Errorf(CodeStartFailed, "pi did not answer get_state: %s", msg)
 	}
 	s.ready.Store(true)
-	a.logger.Info("pi started", "pid", s.proc.Pid(), "binary", bin, "model", l.Model, "key_env", l.KeyEnv)
+	log.Info("pi started", "pid", s.proc.Pid(), "binary", bin, "model", l.Model, "key_env", l.KeyEnv)
 	return s, nil
 }
 
@@ -200,13 +201,13 @@ func (t *turn) end() { t.endOnce.Do(func() { close(t.done) }) }
 func start(ctx context.Context, bin string, l *launch, dirs Dirs, dir string, logger *slog.Logger) (*session, error) {
 	stdinR, stdinW, err := os.Pipe()
 	if err != nil {
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %v", err)
+		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
 	}
 	stdoutR, stdoutW, err := os.Pipe()
 	if err != nil {
 		stdinR.Close()
 		stdinW.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %v", err)
+		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
 	}
 	p, err := proc.Start(ctx, proc.Spec{
 		Path: bin, Args: l.Args, Dir: dir, Env: l.Env,
@@ -217,7 +218,7 @@ func start(ctx context.Context, bin string, l *launch, dirs Dirs, dir string, lo
 	if err != nil {
 		stdinW.Close()
 		stdoutR.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "start %s: %v", bin, err)
+		return nil, adapterkit.Errorf(CodeStartFailed, "start %s: %w", bin, err)
 	}
 	s := &session{proc: p, stdin: stdinW, stdout: stdoutR, dirs: dirs, key: l.key, logger: logger,
 		pending: map[string]chan rpcLine{}, readerDone: make(chan struct{})}

@@ -111,7 +111,7 @@ type adapter struct{}
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
 	set, err := parseSettings(in.Config.Harness)
 	if err != nil {
-		return nil, &adapterkit.Error{Code: CodeInvalidSettings, Message: err.Error()}
+		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
 	if set.Stderr != "" {
 		fmt.Fprintln(os.Stderr, set.Stderr)
@@ -125,12 +125,12 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	s := &session{set: set}
 	if set.Mode == ModeModel {
 		if s.model, err = newModelClient(in, set); err != nil {
-			return nil, &adapterkit.Error{Code: CodeInvalidSettings, Message: err.Error()}
+			return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 		}
 	}
 	if set.RelayRecords > 0 || set.RelayStray > 0 {
 		if s.relay, err = newRelayEmitter(in.TelemetryPlan); err != nil {
-			return nil, &adapterkit.Error{Code: CodeInvalidSettings, Message: "relay: " + err.Error()}
+			return nil, adapterkit.Errorf(CodeInvalidSettings, "relay: %w", err)
 		}
 	}
 	if in.Service != nil {

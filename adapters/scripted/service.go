@@ -146,7 +146,7 @@ func (st *sharedState) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (adapter) StartService(ctx context.Context, in adapterkit.ServiceStart) (adapterkit.ServiceSession, error) {
 	set, err := parseSettings(in.Config.Harness)
 	if err != nil {
-		return nil, &adapterkit.Error{Code: CodeInvalidSettings, Message: err.Error()}
+		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
 	if in.ServiceType != "" && in.ServiceType != ServiceType {
 		return nil, adapterkit.Errorf(CodeServiceReference, "unknown service type %q (the scripted adapter provides %s)", in.ServiceType, ServiceType)
@@ -165,7 +165,7 @@ func (adapter) StartService(ctx context.Context, in adapterkit.ServiceStart) (ad
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
-		return nil, adapterkit.Errorf(CodeServiceUnavailable, "listen: %v", err)
+		return nil, adapterkit.Errorf(CodeServiceUnavailable, "listen: %w", err)
 	}
 	s := &serviceSession{
 		srv:      &http.Server{Handler: &sharedState{token: token}, ReadHeaderTimeout: 10 * time.Second},

@@ -13,10 +13,6 @@ import (
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
-// EnvBuiltinAdapter tells a re-executed Fabric binary which bundled adapter
-// to host.
-const EnvBuiltinAdapter = "FABRIC_BUILTIN_ADAPTER"
-
 // command resolves the host command line from the descriptor's runner.
 func command(p *contract.RunPlan, opts *Options, path string) (bin string, args []string, dir string, err error) {
 	rd := p.AdapterDescriptor
@@ -138,7 +134,7 @@ func hostEnv(p *contract.RunPlan, opts *Options, runtimeID, home, artifacts stri
 			set(k, v)
 		}
 		if spec.Builtin != "" {
-			set(EnvBuiltinAdapter, spec.Builtin)
+			set(hostproto.EnvBuiltinAdapter, spec.Builtin)
 		}
 	}
 	if p.EnvironmentPlan != nil {

@@ -13,7 +13,7 @@ import (
 // TestMain doubles as the adapter host: runtimes started by these tests
 // re-execute the test binary with FABRIC_BUILTIN_ADAPTER set.
 func TestMain(m *testing.M) {
-	if name := os.Getenv(EnvBuiltinAdapter); name != "" {
+	if name := os.Getenv(bundled.EnvAdapter); name != "" {
 		os.Exit(bundled.Serve(context.Background(), name))
 	}
 	goleak.VerifyTestMain(m)

@@ -20,7 +20,7 @@ import (
 
 // TestMain doubles as the adapter host of the services these tests start.
 func TestMain(m *testing.M) {
-	if name := os.Getenv(runtime.EnvBuiltinAdapter); name != "" {
+	if name := os.Getenv(bundled.EnvAdapter); name != "" {
 		os.Exit(bundled.Serve(context.Background(), name))
 	}
 	goleak.VerifyTestMain(m)
