@@ -2,7 +2,6 @@ package harnesstest
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"slices"
 	"strings"
@@ -10,49 +9,22 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/livetest"
-	"github.com/fabric-runtime/fabric/modelstub"
 )
 
-// Deadline bounds one start or invoke of a live test.
+// Deadline bounds one turn of CancelOnEvent until its first event.
 const Deadline = 90 * time.Second
 
-// Start parses cfg as a config document and starts a runtime with client;
-// the runtime is stopped when the test ends.
-func Start(t testing.TB, client *fabric.Client, cfg map[string]any) *fabric.Runtime {
+// NewRig is adaptertest.New for Fabric's own adapters: the client also
+// knows every bundled adapter's descriptor, as Fabric's binaries do.
+func NewRig(t testing.TB, o adaptertest.Options) *adaptertest.Rig {
 	t.Helper()
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
-	defer cancel()
-	rt, err := client.StartRuntime(ctx, loaded)
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	t.Cleanup(func() { rt.Stop(context.Background()) })
-	return rt
-}
-
-// Invoke runs one turn within Deadline; an error fails the test.
-func Invoke(t testing.TB, rt *fabric.Runtime, input string, opts ...fabric.InvokeOption) *contract.RunResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
-	defer cancel()
-	res, err := rt.Invoke(ctx, input, opts...)
-	if err != nil {
-		t.Fatalf("invoke %q: %v", input, err)
-	}
-	return res
+	o.ClientOptions = append([]fabric.Option{fabric.WithBundledAdapters(bundled.Adapters())}, o.ClientOptions...)
+	return adaptertest.New(t, o)
 }
 
 // Events returns the result's events of one kind, in order.
@@ -127,16 +99,14 @@ func CancelOnEvent(t testing.TB, rt *fabric.Runtime, input, kind string) (*contr
 }
 
 // CheckEndpoint fails the test when the harness reached anything but the
-// stub's OpenAI-compatible endpoint with the configured key in an
-// Authorization header, when a request carries a value containing
-// ambientMarker (an ambient key the harness must not use), or when
-// anything went to the sentinel proxy.
-func CheckEndpoint(t testing.TB, stub *modelstub.Server, proxy *livetest.Proxy, ambientMarker string) {
+// rig's OpenAI-compatible endpoint with the rig's key in an Authorization
+// header, when a request carries a value containing ambientMarker (an
+// ambient key the harness must not use), or when anything went to the
+// sentinel proxy.
+func CheckEndpoint(t testing.TB, r *adaptertest.Rig, ambientMarker string) {
 	t.Helper()
-	if n := proxy.Hits(); n > 0 {
-		t.Errorf("%d connections to the sentinel proxy: the harness tried to reach another host (%v)", n, proxy.Requests())
-	}
-	reqs := stub.Requests()
+	r.CheckOffline()
+	reqs := r.Stub.Requests()
 	if len(reqs) == 0 {
 		t.Error("the model endpoint saw no request")
 	}
@@ -228,38 +198,4 @@ func (s Suite) Run(t testing.TB, profileFile string) {
 	if rep.ModelEndpoint.Requests == 0 {
 		t.Error("the model endpoint saw no request")
 	}
-}
-
-// Doc is the FabricConfig document a live test starts: its adapter with
-// settings, one default model on the scripted endpoint, descriptor
-// discovery in DescDir and a local workspace. Extra keys are set last.
-type Doc struct {
-	Name, AdapterID        string
-	Settings               map[string]any
-	Model, KeyEnv, BaseURL string
-	DescDir, Workspace     string
-	Extra                  map[string]any
-}
-
-// Map is the document, as Start takes it.
-func (d Doc) Map() map[string]any {
-	settings := d.Settings
-	if settings == nil {
-		settings = map[string]any{}
-	}
-	cfg := map[string]any{
-		"schema_version": "fabric.agent/v1alpha1",
-		"metadata":       map[string]any{"name": d.Name},
-		"runtime":        map[string]any{},
-		"harness":        map[string]any{"adapter_id": d.AdapterID, "settings": settings},
-		"models": map[string]any{"default": map[string]any{
-			"provider": "fabric-stub", "model": d.Model, "api_key_env": d.KeyEnv, "base_url": d.BaseURL,
-		}},
-		"discovery":   map[string]any{"local_paths": []any{d.DescDir}},
-		"environment": map[string]any{"provider": "local", "workspace": d.Workspace},
-	}
-	for k, v := range d.Extra {
-		cfg[k] = v
-	}
-	return cfg
 }
