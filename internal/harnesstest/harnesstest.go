@@ -2,7 +2,9 @@ package harnesstest
 
 import (
 	"context"
+	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,6 +16,8 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/modelstub"
 )
 
 // Deadline bounds one turn of CancelOnEvent until its first event.
@@ -120,6 +124,36 @@ func CheckEndpoint(t testing.TB, r *adaptertest.Rig, ambientMarker string) {
 	}
 }
 
+// CheckChatRequests fails t unless every request stub saw came through
+// the OpenAI-compatible /v1 base with the key the stub expects in an
+// Authorization header, to chat completions for model; no request at all
+// is a failure too. It returns the requests.
+func CheckChatRequests(t testing.TB, stub *modelstub.Server, model string) []modelstub.Request {
+	t.Helper()
+	reqs := stub.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model endpoint saw no request")
+	}
+	for _, r := range reqs {
+		if r.Method != "POST" || r.Path != "/v1/chat/completions" || r.AuthHeader != "authorization" || !r.KeyChecked || !r.KeyOK || r.Model != model {
+			t.Errorf("request %d: %s %s auth %q key_checked %v key_ok %v model %q", r.Seq, r.Method, r.Path, r.AuthHeader, r.KeyChecked, r.KeyOK, r.Model)
+		}
+	}
+	return reqs
+}
+
+// MainRequests drops the side requests the endpoint detected (session
+// titles and the like) from reqs.
+func MainRequests(reqs []modelstub.Request) []modelstub.Request {
+	var out []modelstub.Request
+	for _, r := range reqs {
+		if !r.Side {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // Conformance runs the conformance suite with the profile file against
 // the real harness, with this test binary as the host of bundled Go
 // adapters and path first on PATH. The profile must name its modelstub
@@ -197,5 +231,48 @@ func (s Suite) Run(t testing.TB, profileFile string) {
 	}
 	if rep.ModelEndpoint.Requests == 0 {
 		t.Error("the model endpoint saw no request")
+	}
+}
+
+// HarnessDirs returns dirs made absolute (a relative one is under the
+// module's harnesses/ folder, where harnesses/install.sh puts the pinned
+// harnesses) when found, given them as a PATH list, finds the harness
+// there. Otherwise the harness, named by what, is missing: the test skips,
+// or fails where live tests are required (livetest.Missing).
+func HarnessDirs(t testing.TB, what string, found func(path string) error, dirs ...string) []string {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs := make([]string, len(dirs))
+	for i, d := range dirs {
+		abs[i] = d
+		if !filepath.IsAbs(d) {
+			abs[i] = filepath.Join(root, "harnesses", d)
+		}
+	}
+	if err := found(strings.Join(abs, string(os.PathListSeparator))); err != nil {
+		livetest.Missing(t, what+" (under "+filepath.Join(root, "harnesses")+")", "run harnesses/install.sh", err)
+	}
+	return abs
+}
+
+// moduleRoot is the folder of the go.mod above the working directory (a
+// test runs in its package's folder).
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
 	}
 }
