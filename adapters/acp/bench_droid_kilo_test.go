@@ -44,16 +44,16 @@ func BenchmarkLiveDroidKilo(b *testing.B) {
 				l := newLive(b, caseFor(b, bin), &modelstub.Script{Default: &modelstub.Reply{Text: "4"}})
 				t0 := time.Now()
 				rt := l.start(nil)
-				if res := invoke(b, rt, "warm up"); res.Status != contract.StatusSucceeded {
+				if res := l.Invoke(b, rt, "warm up"); res.Status != contract.StatusSucceeded {
 					b.Fatalf("first turn: %+v", res.Error)
 				}
 				cold = append(cold, time.Since(t0))
 
-				agent := agentProcess(b, l.stateDir, bin)
-				d := startDirect(b, agent, l.workspace)
+				agent := agentProcess(b, l.StateDir, bin)
+				d := startDirect(b, agent, l.Workspace)
 				for i := range later {
 					t1 := time.Now()
-					if res := invoke(b, rt, "turn "+strconv.Itoa(i)); res.Status != contract.StatusSucceeded {
+					if res := l.Invoke(b, rt, "turn "+strconv.Itoa(i)); res.Status != contract.StatusSucceeded {
 						b.Fatalf("turn %d: %+v", i, res.Error)
 					}
 					viaFabric = append(viaFabric, time.Since(t1))
@@ -64,7 +64,7 @@ func BenchmarkLiveDroidKilo(b *testing.B) {
 				// Idle: the runtime's whole tree (supervisor, agent and
 				// its children) and the host, after the turns settled.
 				var tree, host []int
-				for _, pid := range agentPids(l.stateDir) {
+				for _, pid := range agentPids(l.StateDir) {
 					if strings.Contains(cmdline(pid), "FABRIC_BUILTIN_ADAPTER") || isHost(pid) {
 						host = append(host, pid)
 					} else {

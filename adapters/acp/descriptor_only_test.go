@@ -3,17 +3,15 @@
 package acp_test
 
 import (
-	"context"
 	"encoding/json"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -40,31 +38,12 @@ func TestLiveDescriptorOnly(t *testing.T) {
 		"config":       map[string]any{"input": "agent_config", "accepts": []string{"models", "models.base_url"}},
 		"capabilities": map[string]any{"streaming": true, "cancellation": true},
 	}
-	dir := t.TempDir()
 	db, _ := json.MarshalIndent(desc, "", "  ")
-	if err := os.WriteFile(filepath.Join(dir, "my-agent.fabric-adapter.json"), db, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(l.DescDir, "my-agent.fabric-adapter.json"), db, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cfg := map[string]any{
-		"schema_version": "fabric.agent/v1alpha1", "metadata": map[string]any{"name": "mine"}, "runtime": map[string]any{},
-		"harness":     map[string]any{"adapter_id": "example.my-acp-agent"},
-		"models":      map[string]any{"default": map[string]any{"provider": "p", "model": pc.model, "api_key_env": keyEnv, "base_url": l.stub.OpenAIBaseURL()}},
-		"discovery":   map[string]any{"local_paths": []string{dir}},
-		"environment": map[string]any{"provider": "local", "workspace": l.workspace},
-	}
-	data, _ := json.Marshal(cfg)
-	loaded, err := l.client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	rt, err := l.client.StartRuntime(ctx, loaded)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rt.Stop(context.Background())
-	res := invoke(t, rt, "hello")
+	rt := l.Start(l.Config(adaptertest.Doc{Name: "mine", AdapterID: "example.my-acp-agent", Provider: "p", Model: pc.model}))
+	res := l.Invoke(t, rt, "hello")
 	if res.Status != contract.StatusSucceeded || !strings.Contains(res.Output.(string), "from my agent") {
 		t.Fatalf("%s %v %+v", res.Status, res.Output, res.Error)
 	}

@@ -61,21 +61,11 @@ func (l *live) startProfileErr(p acp.Profile) (*fabric.Runtime, error) {
 		"capabilities": map[string]any{"streaming": true, "cancellation": true},
 		"limits":       map[string]any{"start_seconds": 90},
 	}
-	dir := l.t.TempDir()
 	db, _ := json.Marshal(desc)
-	if err := os.WriteFile(filepath.Join(dir, p.Name+".fabric-adapter.json"), db, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(l.DescDir, p.Name+".fabric-adapter.json"), db, 0o644); err != nil {
 		l.t.Fatal(err)
 	}
-	cfg := map[string]any{
-		"schema_version": "fabric.agent/v1alpha1", "metadata": map[string]any{"name": "changed"}, "runtime": map[string]any{},
-		"harness": map[string]any{"adapter_id": "test.changed-" + p.Name},
-		"models": map[string]any{"default": map[string]any{
-			"provider": "fabric-stub", "model": l.pc.model, "api_key_env": keyEnv, "base_url": l.pc.baseURL(l.stub),
-		}},
-		"discovery":   map[string]any{"local_paths": []string{dir}},
-		"environment": map[string]any{"provider": "local", "workspace": l.workspace},
-	}
-	return l.startConfig(cfg)
+	return l.TryStart(l.config("test.changed-"+p.Name, nil))
 }
 
 // gate fronts the stub and reports on arrived (once) when a model request
@@ -99,7 +89,7 @@ func newGate(l *live, marker string) *gate {
 			default:
 			}
 		}
-		l.stub.ServeHTTP(w, r)
+		l.Stub.ServeHTTP(w, r)
 	}))
 	l.t.Cleanup(srv.Close)
 	g.url = srv.URL
@@ -141,14 +131,14 @@ func TestLiveCancelMidRequest(t *testing.T) {
 			}()
 			g.wait(t)
 			cancelTurn(t, cancel, done)
-			res := invoke(t, rt, "AFTER_CANCEL now")
+			res := l.Invoke(t, rt, "AFTER_CANCEL now")
 			if res.Status != contract.StatusSucceeded || !strings.Contains(res.Output.(string), "AFTER_CANCEL_OK") {
 				t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
 			}
 			if _, err := rt.Stop(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if left := agentPids(l.stateDir); len(left) > 0 {
+			if left := agentPids(l.StateDir); len(left) > 0 {
 				t.Errorf("processes left after stop: %v", left)
 			}
 			l.checkRequests()
@@ -203,7 +193,7 @@ func TestLiveDroidSignalExitZero(t *testing.T) {
 	}()
 	g.wait(t)
 	var killed []int
-	for _, pid := range agentPids(l.stateDir) {
+	for _, pid := range agentPids(l.StateDir) {
 		if exeBase(pid) == "droid" {
 			if err := syscall.Kill(pid, syscall.SIGTERM); err == nil {
 				killed = append(killed, pid)
@@ -242,7 +232,7 @@ func TestLiveDroidSignalExitZero(t *testing.T) {
 	if _, err := rt.Stop(context.Background()); err != nil {
 		t.Logf("stop: %v", err)
 	}
-	if left := agentPids(l.stateDir); len(left) > 0 {
+	if left := agentPids(l.StateDir); len(left) > 0 {
 		t.Errorf("processes left after stop: %v", left)
 	}
 }
@@ -265,7 +255,7 @@ func TestLiveDroidAirgap(t *testing.T) {
 			if !airgap {
 				// In ACP mode Droid without the switch wants a Factory
 				// login at session/new: BYOK works only airgapped.
-				t.Logf("start without FACTORY_AIRGAP_ENABLED: %v; sentinel proxy: %d connections %v", err, l.proxy.Hits(), l.proxy.Requests())
+				t.Logf("start without FACTORY_AIRGAP_ENABLED: %v; sentinel proxy: %d connections %v", err, l.Proxy.Hits(), l.Proxy.Requests())
 				if err == nil {
 					if _, err := rt.Stop(context.Background()); err != nil {
 						t.Fatal(err)
@@ -273,7 +263,7 @@ func TestLiveDroidAirgap(t *testing.T) {
 				} else if !strings.Contains(err.Error(), "Authentication required") {
 					t.Errorf("start without the switch: %v, want Droid's login demand", err)
 				}
-				if l.proxy.Hits() == 0 {
+				if l.Proxy.Hits() == 0 {
 					t.Error("without FACTORY_AIRGAP_ENABLED the sentinel proxy saw nothing: it would not catch Droid calling home")
 				}
 				return
@@ -281,7 +271,7 @@ func TestLiveDroidAirgap(t *testing.T) {
 			if err != nil {
 				t.Fatalf("start: %v", err)
 			}
-			res := invoke(t, rt, "hello")
+			res := l.Invoke(t, rt, "hello")
 			if res.Status != contract.StatusSucceeded || !strings.Contains(res.Output.(string), "AIRGAP_ANSWER") {
 				t.Fatalf("turn: %s %v %+v", res.Status, res.Output, res.Error)
 			}
@@ -306,13 +296,13 @@ func TestLiveKiloConfigIsolation(t *testing.T) {
 		t.Run("project_config_disabled="+strconv.FormatBool(isolated), func(t *testing.T) {
 			l := newLive(t, caseFor(t, "kilo"), &modelstub.Script{Default: &modelstub.Reply{Text: "KILO_ANSWER"}})
 			parent := t.TempDir()
-			l.workspace = filepath.Join(parent, "ws")
-			if err := os.Mkdir(l.workspace, 0o755); err != nil {
+			l.Workspace = filepath.Join(parent, "ws")
+			if err := os.Mkdir(l.Workspace, 0o755); err != nil {
 				t.Fatal(err)
 			}
 			// The parent's configuration sends the model requests through
 			// the sentinel proxy (an endpoint that is not FabricConfig's).
-			foreign := `{"provider":{"fabric":{"options":{"baseURL":"` + l.proxy.URL + `/v1"}}}}`
+			foreign := `{"provider":{"fabric":{"options":{"baseURL":"` + l.Proxy.URL + `/v1"}}}}`
 			for _, f := range []string{"kilo.json", "opencode.json", ".kilo/kilo.json", ".opencode/opencode.json"} {
 				p := filepath.Join(parent, f)
 				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -330,7 +320,7 @@ func TestLiveKiloConfigIsolation(t *testing.T) {
 			rt := l.startProfile(p)
 
 			cfgPath := ""
-			for _, pid := range agentPids(l.stateDir) {
+			for _, pid := range agentPids(l.StateDir) {
 				if v, ok := procEnv(pid, "KILO_CONFIG"); ok {
 					cfgPath = v
 				}
@@ -338,8 +328,8 @@ func TestLiveKiloConfigIsolation(t *testing.T) {
 			if cfgPath == "" {
 				t.Fatal("no Kilo process with KILO_CONFIG")
 			}
-			if !strings.HasPrefix(cfgPath, l.stateDir+string(filepath.Separator)) || strings.HasPrefix(cfgPath, parent) {
-				t.Errorf("KILO_CONFIG %s: want a file under the runtime's state (%s), outside the workspace's tree", cfgPath, l.stateDir)
+			if !strings.HasPrefix(cfgPath, l.StateDir+string(filepath.Separator)) || strings.HasPrefix(cfgPath, parent) {
+				t.Errorf("KILO_CONFIG %s: want a file under the runtime's state (%s), outside the workspace's tree", cfgPath, l.StateDir)
 			}
 
 			// Without the switch the turn goes to the sentinel and does not
@@ -371,11 +361,11 @@ func TestLiveKiloConfigIsolation(t *testing.T) {
 			if _, err := os.Stat(cfgPath); !os.IsNotExist(err) {
 				t.Errorf("Kilo's configuration %s is still there after stop (%v)", cfgPath, err)
 			}
-			t.Logf("answered %v; sentinel proxy: %d connections %v", answered, l.proxy.Hits(), l.proxy.Requests())
+			t.Logf("answered %v; sentinel proxy: %d connections %v", answered, l.Proxy.Hits(), l.Proxy.Requests())
 			if isolated {
 				l.checkRequests()
-			} else if !slices.ContainsFunc(l.proxy.Requests(), func(r string) bool { return strings.HasPrefix(r, "POST /v1/chat/completions") }) {
-				t.Errorf("without KILO_DISABLE_PROJECT_CONFIG Kilo did not take the parent's configuration (sentinel: %v): the control proves nothing", l.proxy.Requests())
+			} else if !slices.ContainsFunc(l.Proxy.Requests(), func(r string) bool { return strings.HasPrefix(r, "POST /v1/chat/completions") }) {
+				t.Errorf("without KILO_DISABLE_PROJECT_CONFIG Kilo did not take the parent's configuration (sentinel: %v): the control proves nothing", l.Proxy.Requests())
 			}
 		})
 	}

@@ -4,7 +4,6 @@ package acp_test
 
 import (
 	"context"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -27,14 +27,14 @@ func TestLiveHostKilled(t *testing.T) {
 			rt := l.start(nil)
 			go rt.Invoke(context.Background(), "go slowly")
 			time.Sleep(3 * time.Second)
-			if len(agentPids(l.stateDir)) == 0 {
+			if len(agentPids(l.StateDir)) == 0 {
 				t.Fatal("no agent process")
 			}
 			_ = syscall.Kill(-rt.HostPid(), syscall.SIGKILL)
 			deadline := time.Now().Add(5 * time.Second)
 			var left []int
 			for time.Now().Before(deadline) {
-				if left = agentPids(l.stateDir); len(left) == 0 {
+				if left = agentPids(l.StateDir); len(left) == 0 {
 					return
 				}
 				time.Sleep(50 * time.Millisecond)

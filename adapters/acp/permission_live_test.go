@@ -4,7 +4,6 @@ package acp_test
 
 import (
 	"context"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +13,8 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -76,12 +77,12 @@ func TestLivePermission(t *testing.T) {
 							t.Errorf("DecidePermission: %v", err)
 						}
 					}
-					_, statErr := os.Stat(filepath.Join(l.workspace, "gated.txt"))
+					_, statErr := os.Stat(filepath.Join(l.Workspace, "gated.txt"))
 					ran := statErr == nil
 					if ran != tc.wantRun {
 						t.Errorf("command ran = %v, want %v; status %s; events %v", ran, tc.wantRun, res.Status, kinds(res))
 					}
-					decisions := events(res, "permission_decision")
+					decisions := harnesstest.Events(res, "permission_decision")
 					if len(decisions) == 0 {
 						t.Fatalf("no permission_decision event; events %v", kinds(res))
 					}
@@ -94,7 +95,7 @@ func TestLivePermission(t *testing.T) {
 							t.Errorf("decision event %v, want decision %s source %s", d.Metadata, want, tc.wantSrc)
 						}
 					}
-					if strings.HasPrefix(tc.name, "ask") && len(events(res, "permission_request")) == 0 {
+					if strings.HasPrefix(tc.name, "ask") && len(harnesstest.Events(res, "permission_request")) == 0 {
 						t.Errorf("no permission_request event; events %v", kinds(res))
 					}
 				})

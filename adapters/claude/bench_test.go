@@ -72,12 +72,12 @@ func benchFabric(t testing.TB) (cold time.Duration, turns []time.Duration, rssMi
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	t0 := time.Now()
-	settings := ""
+	settings := map[string]any{}
 	if benchBare() {
-		settings = "{bare: true}"
+		settings["bare"] = true
 	}
-	rt := l.start(ctx, l.config(settings))
-	_, pgid, _ := claudeProcess(t, l.stateDir)
+	rt := l.Start(l.config(settings, nil))
+	_, pgid, _ := claudeProcess(t, l.StateDir)
 	rss := sampleRSS(rt.HostPid(), pgid)
 	res, err := rt.Invoke(ctx, "What is 2+2?")
 	if err != nil || res.Status != contract.StatusSucceeded {
@@ -117,14 +117,14 @@ func benchDirect(t testing.TB, bin string) (cold time.Duration, turns []time.Dur
 		args = append(args, "--bare")
 	}
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = l.ws
+	cmd.Dir = l.Workspace
 	cmd.Env = []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "TMPDIR=" + tmp,
-		"ANTHROPIC_BASE_URL=" + l.stub.AnthropicBaseURL(), "ANTHROPIC_API_KEY=" + l.key,
+		"ANTHROPIC_BASE_URL=" + l.Stub.AnthropicBaseURL(), "ANTHROPIC_API_KEY=" + l.Key,
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1",
 		"DISABLE_ERROR_REPORTING=1", "DISABLE_BUG_COMMAND=1",
 		// The same proxy trap as the Fabric side.
-		"HTTPS_PROXY=" + l.proxy.URL, "HTTP_PROXY=" + l.proxy.URL, "https_proxy=" + l.proxy.URL, "http_proxy=" + l.proxy.URL,
+		"HTTPS_PROXY=" + l.Proxy.URL, "HTTP_PROXY=" + l.Proxy.URL, "https_proxy=" + l.Proxy.URL, "http_proxy=" + l.Proxy.URL,
 		"NO_PROXY=127.0.0.1,localhost", "no_proxy=127.0.0.1,localhost",
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}

@@ -24,6 +24,15 @@ import (
 // protocol handling is tested without the real harness.
 const fakeModeEnv = "FAKECLAUDE_MODE"
 
+// fakeHarness is this binary as a scripted claude, when a test started it
+// as one.
+func fakeHarness() (bool, int) {
+	if mode := os.Getenv(fakeModeEnv); mode != "" {
+		return true, fakeClaude(mode)
+	}
+	return false, 0
+}
+
 // fakeClaude is a minimal stream-json peer. Modes:
 //
 //	ok           answer each user message ("echo: <text>") with lifecycle events

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +14,6 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/modelstub"
@@ -60,9 +58,9 @@ func TestLiveTurnsAndHistory(t *testing.T) {
 	defer cancel()
 
 	t0 := time.Now()
-	rt := l.start(ctx, l.config(""))
+	rt := l.Start(l.config(nil, nil))
 	started := time.Since(t0)
-	pid, pgid, _ := claudeProcess(t, l.stateDir)
+	pid, pgid, _ := claudeProcess(t, l.StateDir)
 	rss := sampleRSS(rt.HostPid(), pgid)
 
 	res, err := rt.Invoke(ctx, "FIRSTTURN: what is the code word?")
@@ -87,7 +85,7 @@ func TestLiveTurnsAndHistory(t *testing.T) {
 		t.Errorf("usage %+v, want tokens and cost", res.Usage)
 	}
 
-	reqs := l.stub.Requests()
+	reqs := l.Stub.Requests()
 	var messages int
 	for _, r := range reqs {
 		if r.Method == "HEAD" {
@@ -106,10 +104,10 @@ func TestLiveTurnsAndHistory(t *testing.T) {
 	if messages == 0 {
 		t.Fatalf("the model endpoint saw no /v1/messages request: %+v", reqs)
 	}
-	l.checkNoOutbound()
+	l.CheckOffline()
 
 	// (b) The second turn's request holds the first answer.
-	l.stub.ClearRequests()
+	l.Stub.ClearRequests()
 	t1 := time.Now()
 	res2, err := rt.Invoke(ctx, "And what did you just say?")
 	if err != nil {
@@ -120,7 +118,7 @@ func TestLiveTurnsAndHistory(t *testing.T) {
 		t.Fatalf("second status %s, error %+v", res2.Status, res2.Error)
 	}
 	found := false
-	for _, r := range l.stub.Requests() {
+	for _, r := range l.Stub.Requests() {
 		if r.Path == "/v1/messages" && strings.Contains(string(r.Body), "ALPHA-4711") && strings.Contains(string(r.Body), "And what did you just say?") {
 			found = true
 		}
@@ -128,13 +126,13 @@ func TestLiveTurnsAndHistory(t *testing.T) {
 	if !found {
 		t.Error("the second turn's request does not carry the first answer in its history")
 	}
-	if p2, _, _ := claudeProcess(t, l.stateDir); p2 != pid {
+	if p2, _, _ := claudeProcess(t, l.StateDir); p2 != pid {
 		t.Errorf("the second turn ran in claude pid %d, the first in %d: want one long-lived process", p2, pid)
 	}
 	peak := rss.Peak()
 	t.Logf("timings: start %s, cold start to first answer %s, second turn %s; peak RSS host+claude group %.0f MiB",
 		started.Round(time.Millisecond), first.Round(time.Millisecond), second.Round(time.Millisecond), peak)
-	l.checkNoOutbound()
+	l.CheckOffline()
 }
 
 // (c) A scripted Bash call really runs in the workspace.
@@ -142,7 +140,7 @@ func TestLiveToolCallRunsInWorkspace(t *testing.T) {
 	l := newLive(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	rt := l.start(ctx, l.config("{permission_mode: bypassPermissions}"))
+	rt := l.Start(l.config(map[string]any{"permission_mode": "bypassPermissions"}, nil))
 	res, err := rt.Invoke(ctx, "STUBTOOL: please write the file")
 	if err != nil {
 		t.Fatal(err)
@@ -150,7 +148,7 @@ func TestLiveToolCallRunsInWorkspace(t *testing.T) {
 	if res.Status != contract.StatusSucceeded {
 		t.Fatalf("status %s, error %+v; events %v", res.Status, res.Error, kinds(res.Events))
 	}
-	data, err := os.ReadFile(filepath.Join(l.ws, "made-by-claude.txt"))
+	data, err := os.ReadFile(filepath.Join(l.Workspace, "made-by-claude.txt"))
 	if err != nil || strings.TrimSpace(string(data)) != "fabric-was-here" {
 		t.Errorf("workspace file: %q, %v", data, err)
 	}
@@ -168,7 +166,7 @@ func TestLiveToolCallRunsInWorkspace(t *testing.T) {
 	if out, _ := res.Output.(string); out != "The file is written." {
 		t.Errorf("output %q", res.Output)
 	}
-	l.checkNoOutbound()
+	l.CheckOffline()
 }
 
 func inputCommand(in map[string]any) string {
@@ -182,7 +180,7 @@ func TestLiveCancelSlowStream(t *testing.T) {
 	l := newLive(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	rt := l.start(ctx, l.config(""))
+	rt := l.Start(l.config(nil, nil))
 
 	ictx, icancel := context.WithCancel(ctx)
 	defer icancel()
@@ -227,7 +225,7 @@ func TestLiveRateLimitIsRetryable(t *testing.T) {
 	l := newLive(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	rt := l.start(ctx, l.config("{max_retries: 0}"))
+	rt := l.Start(l.config(map[string]any{"max_retries": 0}, nil))
 	// A non-retryable model error first. Claude Code keeps a failed turn's
 	// prompt and merges it with the next one into a single user message,
 	// so the next turn's request holds both markers; the stub's rules put
@@ -266,12 +264,12 @@ func TestLiveStopCleansUp(t *testing.T) {
 	l := newLive(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	rt := l.start(ctx, l.config("{permission_mode: bypassPermissions}"))
+	rt := l.Start(l.config(map[string]any{"permission_mode": "bypassPermissions"}, nil))
 	if res, err := rt.Invoke(ctx, "What is 2+2?"); err != nil || res.Status != contract.StatusSucceeded {
 		t.Fatalf("invoke: %+v, %v", res, err)
 	}
-	pid, pgid, tmpdir := claudeProcess(t, l.stateDir)
-	if tmpdir == "" || !strings.HasPrefix(tmpdir, l.stateDir) {
+	pid, pgid, tmpdir := claudeProcess(t, l.StateDir)
+	if tmpdir == "" || !strings.HasPrefix(tmpdir, l.StateDir) {
 		t.Fatalf("claude's TMPDIR %q is not private", tmpdir)
 	}
 	if _, err := os.Stat(tmpdir); err != nil {
@@ -293,7 +291,7 @@ func TestLiveStopCleansUp(t *testing.T) {
 	if _, err := os.Stat(tmpdir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("TMPDIR %s remains after stop (%v)", tmpdir, err)
 	}
-	entries, _ := os.ReadDir(l.stateDir)
+	entries, _ := os.ReadDir(l.StateDir)
 	if len(entries) > 0 {
 		t.Errorf("the state dir still holds %v", entries)
 	}
@@ -303,19 +301,14 @@ func TestLiveStopCleansUp(t *testing.T) {
 // variable but never a value.
 func TestLiveMissingKeyFailsStart(t *testing.T) {
 	l := newLive(t)
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
-	cfg := strings.Replace(l.config(""), "api_key_env: "+liveKeyEnv, "api_key_env: FABRIC_CLAUDE_NO_SUCH_KEY", 1)
-	loaded, err := l.client.ParseConfig([]byte(cfg), filepath.Join(l.ws, "agent.yaml"), fabric.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = l.client.StartRuntime(ctx, loaded)
+	cfg := l.config(nil, nil)
+	cfg["models"].(map[string]any)["default"].(map[string]any)["api_key_env"] = "FABRIC_CLAUDE_NO_SUCH_KEY"
+	_, err := l.TryStart(cfg)
 	var re *fabric.RuntimeError
 	if !errors.As(err, &re) || !strings.Contains(re.Error(), claude.CodeAPIKeyMissing) {
 		t.Fatalf("start error %v, want %s", err, claude.CodeAPIKeyMissing)
 	}
-	if entries, _ := os.ReadDir(l.stateDir); len(entries) > 0 {
+	if entries, _ := os.ReadDir(l.StateDir); len(entries) > 0 {
 		t.Errorf("a failed start left %v", entries)
 	}
 }
@@ -337,22 +330,14 @@ func testConfigTranslation(t *testing.T, bare bool) {
 	os.MkdirAll(filepath.Join(skills, "fabric-hello"), 0o755)
 	os.WriteFile(filepath.Join(skills, "fabric-hello", "SKILL.md"),
 		[]byte("---\nname: fabric-hello\ndescription: Greets in the Fabric way (FABRIC-SKILL-MARKER).\n---\nSay hello.\n"), 0o644)
-	cfg := l.config(fmt.Sprintf("{bare: %v}", bare)) + `
-instructions:
-  system: {content: "You are the FABRIC-PROMPT-MARKER agent.", mode: replace}
-tools:
-  enabled: [Bash, Read, Skill]
-  blocked: [Write]
-skills:
-  paths: [` + skills + `]
-mcp:
-  servers:
-    probe:
-      transport: stdio
-      url: /nonexistent/fabric-mcp-probe
-      exposure: harness_native
-`
-	rt := l.start(ctx, cfg)
+	rt := l.Start(l.config(map[string]any{"bare": bare}, map[string]any{
+		"instructions": map[string]any{"system": map[string]any{"content": "You are the FABRIC-PROMPT-MARKER agent.", "mode": "replace"}},
+		"tools":        map[string]any{"enabled": []any{"Bash", "Read", "Skill"}, "blocked": []any{"Write"}},
+		"skills":       map[string]any{"paths": []any{skills}},
+		"mcp": map[string]any{"servers": map[string]any{"probe": map[string]any{
+			"transport": "stdio", "url": "/nonexistent/fabric-mcp-probe", "exposure": "harness_native",
+		}}},
+	}))
 	res, err := rt.Invoke(ctx, "What is 2+2?")
 	if err != nil || res.Status != contract.StatusSucceeded {
 		t.Fatalf("invoke: %+v, %v", res, err)
@@ -370,7 +355,7 @@ mcp:
 		t.Errorf("claude does not report the configured MCP server: %v", init.Metadata)
 	}
 	var req *modelstub.Request
-	for _, r := range l.stub.Requests() {
+	for _, r := range l.Stub.Requests() {
 		if r.Path == "/v1/messages" && !r.Side {
 			req = &r
 		}
@@ -405,22 +390,17 @@ mcp:
 	if !slices.Equal(offered, wantTools) {
 		t.Errorf("tools offered %v, want %v", req.Tools, wantTools)
 	}
-	l.checkNoOutbound()
+	l.CheckOffline()
 }
 
 // A key the endpoint refuses fails the turn with model_auth_failed, and
 // the key's value shows nowhere in the result.
 func TestLiveWrongKeyIsAuthFailure(t *testing.T) {
-	l := newLive(t)
 	wrong := "sk-fabric-wrong-key-0123456789"
-	l.env = append(l.env, liveKeyEnv+"="+wrong)
-	exe, _ := os.Executable()
-	binDir, _ := harnessBin(t)
-	l.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir),
-		fabric.WithHostEnv(l.env), fabric.WithExtraPath(binDir), fabric.WithEnv(livetest.Lookup(l.env)))
+	l := newLive(t, liveKeyEnv+"="+wrong)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	rt := l.start(ctx, l.config("{max_retries: 0}"))
+	rt := l.Start(l.config(map[string]any{"max_retries": 0}, nil))
 	res, err := rt.Invoke(ctx, "What is 2+2?")
 	if err != nil {
 		t.Fatal(err)

@@ -45,12 +45,12 @@ func TestLiveModelErrorsClassify(t *testing.T) {
 			t.Parallel()
 			l := newLive(t)
 			e := tt.err
-			if err := l.stub.SetScript(&modelstub.Script{Default: &modelstub.Reply{Error: &e}}); err != nil {
+			if err := l.Stub.SetScript(&modelstub.Script{Default: &modelstub.Reply{Error: &e}}); err != nil {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 			defer cancel()
-			rt := l.start(ctx, l.config("{max_retries: 0}"))
+			rt := l.Start(l.config(map[string]any{"max_retries": 0}, nil))
 			t0 := time.Now()
 			res, err := rt.Invoke(ctx, "hello")
 			took := time.Since(t0)
@@ -62,7 +62,7 @@ func TestLiveModelErrorsClassify(t *testing.T) {
 			}
 			got, retryable, ok := d.ClassifyModelError(res.Error)
 			t.Logf("%s after %s (%d requests): code %q retryable %v message %q metadata %v -> %q retryable %v",
-				tt.name, took.Round(time.Millisecond), len(l.stub.Requests()), res.Error.Code, res.Error.Retryable, res.Error.Message, res.Error.Metadata, got, retryable)
+				tt.name, took.Round(time.Millisecond), len(l.Stub.Requests()), res.Error.Code, res.Error.Retryable, res.Error.Message, res.Error.Metadata, got, retryable)
 			if !ok || got != tt.want {
 				t.Errorf("classified %q (ok %v), want %q", got, ok, tt.want)
 			}

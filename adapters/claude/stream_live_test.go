@@ -16,7 +16,7 @@ func TestLiveInvokeStream(t *testing.T) {
 	l := newLive(t)
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	rt := l.start(ctx, l.config("{permission_mode: bypassPermissions}"))
+	rt := l.Start(l.config(map[string]any{"permission_mode": "bypassPermissions"}, nil))
 	s, err := rt.InvokeStream(ctx, contract.RunRequest{Input: "STUBSTREAM: run the tool, then answer"})
 	if err != nil {
 		t.Fatal(err)

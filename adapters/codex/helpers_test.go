@@ -4,11 +4,7 @@ package codex_test
 
 import (
 	"bufio"
-	"context"
-	"encoding/json"
 	"fmt"
-	"github.com/fabric-runtime/fabric/internal/livetest"
-	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -17,10 +13,11 @@ import (
 	"testing"
 	"time"
 
-	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/adapters/bundled"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/codex"
-	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -58,69 +55,23 @@ func harnessBinDir(t testing.TB) string {
 	return ""
 }
 
-// live is one test's world: a scripted model endpoint, a sentinel proxy
-// that records any attempt to reach another host, and a Fabric client that
-// runs the Codex adapter from this test binary.
-type live struct {
-	t         testing.TB
-	stub      *modelstub.Server
-	client    *fabric.Client
-	stateDir  string
-	workspace string
-	descDir   string
-	env       []string
-	proxy     *livetest.Proxy
-}
+// live is one test's world: the adaptertest rig with the Codex adapter's
+// descriptor, the stub expecting testKey, and codex on PATH.
+type live struct{ *adaptertest.Rig }
 
 func newLive(t testing.TB, script *modelstub.Script, opts ...modelstub.Option) *live {
 	t.Helper()
-	bin := harnessBinDir(t)
-	l := &live{t: t, stateDir: t.TempDir(), workspace: t.TempDir(), descDir: t.TempDir()}
-	if err := os.WriteFile(filepath.Join(l.descDir, "codex.fabric-adapter.json"), codex.Descriptor, 0o644); err != nil {
-		t.Fatal(err)
+	var path []string
+	if bin := harnessBinDir(t); bin != "" {
+		path = append(path, bin)
 	}
-	l.stub = modelstub.New(script, append([]modelstub.Option{modelstub.WithExpectKey(testKey)}, opts...)...)
-	t.Cleanup(l.stub.Close)
-	l.proxy = livetest.NewProxy(t)
-
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.env = append(os.Environ(), keyEnv+"="+testKey)
-	l.env = append(l.env, l.proxy.Env()...)
-	copts := []fabric.Option{fabric.WithBundledAdapters(bundled.Adapters()),
-		fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(l.env),
-		fabric.WithEnv(livetest.Lookup(l.env)),
-	}
-	if bin != "" {
-		copts = append(copts, fabric.WithExtraPath(bin))
-	}
-	l.client = fabric.New(copts...)
-	return l
+	return &live{harnesstest.NewRig(t, adaptertest.Options{Script: script, StubOptions: opts, KeyEnv: keyEnv, Key: testKey,
+		Descriptors: map[string][]byte{"codex.fabric-adapter.json": codex.Descriptor}, Path: path, Deadline: 60 * time.Second})}
 }
 
 // config builds an agent config for the Codex adapter against the stub.
 func (l *live) config(settings map[string]any, extra map[string]any) map[string]any {
-	if settings == nil {
-		settings = map[string]any{}
-	}
-	cfg := map[string]any{
-		"schema_version": "fabric.agent/v1alpha1",
-		"metadata":       map[string]any{"name": "codex-live"},
-		"runtime":        map[string]any{},
-		"harness":        map[string]any{"adapter_id": codex.ID, "settings": settings},
-		"models": map[string]any{"default": map[string]any{
-			"provider": "fabric-stub", "model": testModel,
-			"api_key_env": keyEnv, "base_url": l.stub.OpenAIBaseURL(),
-		}},
-		"discovery":   map[string]any{"local_paths": []any{l.descDir}},
-		"environment": map[string]any{"provider": "local", "workspace": l.workspace},
-	}
-	for k, v := range extra {
-		cfg[k] = v
-	}
-	return cfg
+	return l.Config(adaptertest.Doc{Name: "codex-live", AdapterID: codex.ID, Settings: settings, Model: testModel, Extra: extra})
 }
 
 // noRetries makes codex give up on the first model error.
@@ -129,55 +80,6 @@ func noRetries() map[string]any {
 		"model_providers.fabric.request_max_retries": 0,
 		"model_providers.fabric.stream_max_retries":  0,
 	}}
-}
-
-func (l *live) start(cfg map[string]any) *fabric.Runtime {
-	l.t.Helper()
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		l.t.Fatal(err)
-	}
-	loaded, err := l.client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
-	if err != nil {
-		l.t.Fatalf("config: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	rt, err := l.client.StartRuntime(ctx, loaded)
-	if err != nil {
-		l.t.Fatalf("start: %v", err)
-	}
-	l.t.Cleanup(func() { rt.Stop(context.Background()) })
-	return rt
-}
-
-func invoke(t testing.TB, rt *fabric.Runtime, input string) *contract.RunResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	res, err := rt.Invoke(ctx, input)
-	if err != nil {
-		t.Fatalf("invoke %q: %v", input, err)
-	}
-	return res
-}
-
-// checkOffline fails the test when codex tried to reach another host.
-func (l *live) checkOffline() {
-	l.t.Helper()
-	if n := l.proxy.Hits(); n > 0 {
-		l.t.Errorf("codex opened %d connections to the sentinel proxy: it tried to reach a host other than the model endpoint", n)
-	}
-}
-
-func events(res *contract.RunResult, kind string) []contract.FabricEvent {
-	var out []contract.FabricEvent
-	for _, e := range res.Events {
-		if e.Kind == kind {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // codexPid finds the codex process the host started.

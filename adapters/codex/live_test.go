@@ -5,7 +5,6 @@ package codex_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/fabric-runtime/fabric/internal/testproc"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -23,12 +24,12 @@ import (
 // the key from api_key_env as a Bearer token; nothing else was contacted.
 func TestLiveOneTurn(t *testing.T) {
 	l := newLive(t, &modelstub.Script{Default: &modelstub.Reply{Text: "4"}})
-	rt := l.start(l.config(nil, nil))
-	res := invoke(t, rt, "What is 2+2?")
+	rt := l.Start(l.config(nil, nil))
+	res := l.Invoke(t, rt, "What is 2+2?")
 	if res.Status != contract.StatusSucceeded || res.Output != "4" {
 		t.Fatalf("result %s %v (error %+v)", res.Status, res.Output, res.Error)
 	}
-	if d := events(res, "output_delta"); len(d) == 0 || d[0].Message != "4" {
+	if d := harnesstest.Events(res, "output_delta"); len(d) == 0 || d[0].Message != "4" {
 		t.Errorf("output_delta events %+v", d)
 	}
 	if res.Usage == nil || res.Usage.InputTokens == nil || *res.Usage.InputTokens == 0 || res.Usage.TotalTokens == nil {
@@ -47,7 +48,7 @@ func TestLiveOneTurn(t *testing.T) {
 		}
 	}
 
-	reqs := l.stub.Requests()
+	reqs := l.Stub.Requests()
 	if len(reqs) == 0 {
 		t.Fatal("the model endpoint saw no request")
 	}
@@ -62,7 +63,7 @@ func TestLiveOneTurn(t *testing.T) {
 	if _, err := rt.Stop(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	l.checkOffline()
+	l.CheckOffline()
 }
 
 // TestLiveProxySentinel checks the offline check itself: codex sends a
@@ -72,12 +73,12 @@ func TestLiveProxySentinel(t *testing.T) {
 	l := newLive(t, &modelstub.Script{})
 	cfg := l.config(noRetries(), nil)
 	cfg["models"].(map[string]any)["default"].(map[string]any)["base_url"] = "http://203.0.113.1:9/v1" // TEST-NET-3
-	rt := l.start(cfg)
-	res := invoke(t, rt, "hello")
+	rt := l.Start(cfg)
+	res := l.Invoke(t, rt, "hello")
 	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != "model_error" {
 		t.Errorf("result %s %+v, want failed model_error", res.Status, res.Error)
 	}
-	if l.proxy.Hits() == 0 {
+	if l.Proxy.Hits() == 0 {
 		t.Fatal("codex did not go through the sentinel proxy: the offline checks would see nothing")
 	}
 }
@@ -89,24 +90,24 @@ func TestLiveSecondTurnCarriesHistory(t *testing.T) {
 		{Match: modelstub.Match{Contains: "FIRST_QUESTION"}, Reply: modelstub.Reply{Text: "FIRST_ANSWER_7731"}},
 		{Match: modelstub.Match{Contains: "SECOND_QUESTION"}, Reply: modelstub.Reply{Text: "SECOND_ANSWER"}},
 	}})
-	rt := l.start(l.config(nil, nil))
-	if res := invoke(t, rt, "FIRST_QUESTION"); res.Output != "FIRST_ANSWER_7731" {
+	rt := l.Start(l.config(nil, nil))
+	if res := l.Invoke(t, rt, "FIRST_QUESTION"); res.Output != "FIRST_ANSWER_7731" {
 		t.Fatalf("first: %s %v %+v", res.Status, res.Output, res.Error)
 	}
 	t0 := time.Now()
-	res := invoke(t, rt, "SECOND_QUESTION")
+	res := l.Invoke(t, rt, "SECOND_QUESTION")
 	t.Logf("second turn through Fabric: %s", time.Since(t0).Round(time.Millisecond))
 	if res.Output != "SECOND_ANSWER" {
 		t.Fatalf("second: %s %v %+v", res.Status, res.Output, res.Error)
 	}
-	reqs := l.stub.Requests()
+	reqs := l.Stub.Requests()
 	last := reqs[len(reqs)-1]
 	body := string(last.Body)
 	if last.UserText != "SECOND_QUESTION" || !strings.Contains(body, "FIRST_QUESTION") || !strings.Contains(body, "FIRST_ANSWER_7731") {
 		t.Errorf("the second request (user text %q) does not carry the first turn; body has question %v, answer %v",
 			last.UserText, strings.Contains(body, "FIRST_QUESTION"), strings.Contains(body, "FIRST_ANSWER_7731"))
 	}
-	l.checkOffline()
+	l.CheckOffline()
 }
 
 // TestLiveToolCall: a scripted tool call makes codex run a shell command in
@@ -122,23 +123,23 @@ func TestLiveToolCall(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		sandbox = "danger-full-access"
 	}
-	rt := l.start(l.config(map[string]any{"sandbox": sandbox}, nil))
-	res := invoke(t, rt, "RUN_TOOL please")
+	rt := l.Start(l.config(map[string]any{"sandbox": sandbox}, nil))
+	res := l.Invoke(t, rt, "RUN_TOOL please")
 	if res.Status != contract.StatusSucceeded || res.Output != "tool done" {
 		t.Fatalf("result %s %v %+v", res.Status, res.Output, res.Error)
 	}
-	data, err := os.ReadFile(filepath.Join(l.workspace, "tool.txt"))
+	data, err := os.ReadFile(filepath.Join(l.Workspace, "tool.txt"))
 	if err != nil || strings.TrimSpace(string(data)) != "FABRIC_TOOL_OK" {
 		t.Fatalf("tool.txt = %q, %v", data, err)
 	}
-	calls, results := events(res, "tool_call"), events(res, "tool_result")
+	calls, results := harnesstest.Events(res, "tool_call"), harnesstest.Events(res, "tool_result")
 	if len(calls) != 1 || !strings.Contains(calls[0].Message, "echo FABRIC_TOOL_OK") {
 		t.Errorf("tool_call events %+v", calls)
 	}
 	if len(results) != 1 || results[0].Metadata["exit_code"] != float64(0) && results[0].Metadata["exit_code"] != 0 {
 		t.Errorf("tool_result events %+v", results)
 	}
-	l.checkOffline()
+	l.CheckOffline()
 }
 
 // TestLiveCancelSlowStream: a turn streaming slowly is cancelled; the
@@ -149,7 +150,7 @@ func TestLiveCancelSlowStream(t *testing.T) {
 	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
 		{Match: modelstub.Match{Contains: "SLOW_STREAM"}, Reply: modelstub.Reply{Text: words, Chunks: 20, IntervalMS: 500}},
 	}, Default: &modelstub.Reply{Text: "quick"}})
-	rt := l.start(l.config(nil, nil))
+	rt := l.Start(l.config(nil, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := make(chan struct{}, 1)
@@ -194,10 +195,10 @@ func TestLiveCancelSlowStream(t *testing.T) {
 	if rt.State() != "active" {
 		t.Fatalf("state after cancel %s", rt.State())
 	}
-	if res := invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
+	if res := l.Invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
 		t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
 	}
-	l.checkOffline()
+	l.CheckOffline()
 }
 
 // TestLiveRateLimited: a 429 from the endpoint is a failed result with the
@@ -206,9 +207,9 @@ func TestLiveRateLimited(t *testing.T) {
 	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
 		{Match: modelstub.Match{Contains: "RATE_LIMIT"}, Reply: modelstub.Reply{Error: &modelstub.ErrorReply{Status: 429}}},
 	}, Default: &modelstub.Reply{Text: "fine"}})
-	rt := l.start(l.config(noRetries(), nil))
+	rt := l.Start(l.config(noRetries(), nil))
 	t0 := time.Now()
-	res := invoke(t, rt, "RATE_LIMIT me")
+	res := l.Invoke(t, rt, "RATE_LIMIT me")
 	t.Logf("429 to failed result: %s", time.Since(t0).Round(time.Millisecond))
 	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != "model_rate_limited" || !res.Error.Retryable {
 		t.Fatalf("result %s, error %+v; want failed model_rate_limited retryable", res.Status, res.Error)
@@ -216,10 +217,10 @@ func TestLiveRateLimited(t *testing.T) {
 	if res.Error.Metadata["http_status"] != float64(429) && res.Error.Metadata["http_status"] != 429 {
 		t.Errorf("error metadata %+v", res.Error.Metadata)
 	}
-	if res := invoke(t, rt, "again"); res.Status != contract.StatusSucceeded {
+	if res := l.Invoke(t, rt, "again"); res.Status != contract.StatusSucceeded {
 		t.Fatalf("turn after 429: %s %+v", res.Status, res.Error)
 	}
-	l.checkOffline()
+	l.CheckOffline()
 }
 
 // TestLiveStopCleansUp: stop leaves no process of codex's group and removes
@@ -231,13 +232,13 @@ func TestLiveStopCleansUp(t *testing.T) {
 		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo started"}}},
 		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{Text: "spawned"}},
 	}, Default: &modelstub.Reply{Text: "ok"}})
-	rt := l.start(l.config(map[string]any{"sandbox": "danger-full-access"}, nil))
-	if res := invoke(t, rt, "SPAWN a sleeper"); res.Status != contract.StatusSucceeded {
+	rt := l.Start(l.config(map[string]any{"sandbox": "danger-full-access"}, nil))
+	if res := l.Invoke(t, rt, "SPAWN a sleeper"); res.Status != contract.StatusSucceeded {
 		t.Fatalf("invoke: %s %+v", res.Status, res.Error)
 	}
 	pid := codexPid(t, rt.HostPid())
 	members := testproc.Group(pid)
-	homes, _ := filepath.Glob(filepath.Join(l.stateDir, "*", "codex"))
+	homes, _ := filepath.Glob(filepath.Join(l.StateDir, "*", "codex"))
 	if len(homes) != 1 {
 		t.Fatalf("private dirs %v", homes)
 	}
@@ -285,10 +286,10 @@ func TestLiveStopCleansUp(t *testing.T) {
 	if _, err := os.Stat(root); !os.IsNotExist(err) {
 		t.Errorf("private directory %s remains: %v", root, err)
 	}
-	if entries, _ := os.ReadDir(l.stateDir); len(entries) != 0 {
+	if entries, _ := os.ReadDir(l.StateDir); len(entries) != 0 {
 		t.Errorf("state dir holds %v", entries)
 	}
-	l.checkOffline()
+	l.CheckOffline()
 }
 
 // TestLiveInstructionsAndSkills: instructions.system replaces Codex's base
@@ -299,16 +300,16 @@ func TestLiveInstructionsAndSkills(t *testing.T) {
 	os.MkdirAll(skill, 0o755)
 	os.WriteFile(filepath.Join(skill, "SKILL.md"), []byte("---\nname: fabric-hello\ndescription: Greets the Fabric way.\n---\nSay FABRIC_HELLO.\n"), 0o644)
 	l := newLive(t, &modelstub.Script{Default: &modelstub.Reply{Text: "ok"}})
-	rt := l.start(l.config(map[string]any{"developer_instructions": "DEVELOPER_NOTE_42"}, map[string]any{
+	rt := l.Start(l.config(map[string]any{"developer_instructions": "DEVELOPER_NOTE_42"}, map[string]any{
 		"instructions": map[string]any{"system": map[string]any{"content": "You are FABRIC_BASE_PROMPT."}},
 		"skills":       map[string]any{"paths": []any{skill}},
 	}))
-	if res := invoke(t, rt, "hello"); res.Status != contract.StatusSucceeded {
+	if res := l.Invoke(t, rt, "hello"); res.Status != contract.StatusSucceeded {
 		t.Fatalf("invoke: %s %+v", res.Status, res.Error)
 	}
 	// Codex sends its base instructions as the first input item, a
 	// developer message; with instructions.system it is exactly ours.
-	reqs := l.stub.Requests()
+	reqs := l.Stub.Requests()
 	var body struct {
 		Input []struct {
 			Role    string `json:"role"`

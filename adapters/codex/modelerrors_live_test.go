@@ -43,16 +43,16 @@ func TestLiveModelErrorsClassify(t *testing.T) {
 			t.Parallel()
 			e := tt.err
 			l := newLive(t, &modelstub.Script{Default: &modelstub.Reply{Error: &e}})
-			rt := l.start(l.config(noRetries(), nil))
+			rt := l.Start(l.config(noRetries(), nil))
 			t0 := time.Now()
-			res := invoke(t, rt, "hello")
+			res := l.Invoke(t, rt, "hello")
 			took := time.Since(t0)
 			if res.Status != contract.StatusFailed || res.Error == nil {
 				t.Fatalf("result %s %+v, want failed", res.Status, res.Error)
 			}
 			got, retryable, ok := d.ClassifyModelError(res.Error)
 			t.Logf("%s after %s (%d requests): code %q retryable %v message %q metadata %v -> %q retryable %v",
-				tt.name, took.Round(time.Millisecond), len(l.stub.Requests()), res.Error.Code, res.Error.Retryable, res.Error.Message, res.Error.Metadata, got, retryable)
+				tt.name, took.Round(time.Millisecond), len(l.Stub.Requests()), res.Error.Code, res.Error.Retryable, res.Error.Message, res.Error.Metadata, got, retryable)
 			if !ok || got != tt.want {
 				t.Errorf("classified %q (ok %v), want %q", got, ok, tt.want)
 			}

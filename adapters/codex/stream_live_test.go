@@ -23,7 +23,7 @@ func TestLiveInvokeStream(t *testing.T) {
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		sandbox = "danger-full-access"
 	}
-	rt := l.start(l.config(map[string]any{"sandbox": sandbox}, nil))
+	rt := l.Start(l.config(map[string]any{"sandbox": sandbox}, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := rt.InvokeStream(ctx, contract.RunRequest{Input: "STREAM_TOOL please"})
@@ -41,5 +41,5 @@ func TestLiveInvokeStream(t *testing.T) {
 	if rec.Text() != rec.Result.Output {
 		t.Fatalf("streamed text %q, result output %q", rec.Text(), rec.Result.Output)
 	}
-	l.checkOffline()
+	l.CheckOffline()
 }

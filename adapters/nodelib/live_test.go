@@ -46,11 +46,11 @@ func TestLive(t *testing.T) {
 		t.Run(h.name, func(t *testing.T) {
 			t.Parallel()
 			l := newLive(t, h, liveScript())
-			rt := l.start(l.config(nil, map[string]any{"instructions": map[string]any{"system": map[string]any{
+			rt := l.Start(l.config(nil, map[string]any{"instructions": map[string]any{"system": map[string]any{
 				"content": "FABRIC_SYSTEM_MARKER", "mode": map[bool]string{true: "append", false: "replace"}[h.name == "deepagents"]}}}))
 
 			// Two turns: the second request carries the first turn.
-			res := harnesstest.Invoke(t, rt, "FIRST_QUESTION")
+			res := l.Invoke(t, rt, "FIRST_QUESTION")
 			if res.Status != contract.StatusSucceeded || res.Output != "FIRST_ANSWER_5521" {
 				t.Fatalf("first: %s %v %+v", res.Status, res.Output, res.Error)
 			}
@@ -60,10 +60,10 @@ func TestLive(t *testing.T) {
 			if res.Usage == nil || res.Usage.InputTokens == nil || *res.Usage.InputTokens == 0 {
 				t.Errorf("usage %+v", res.Usage)
 			}
-			if res := harnesstest.Invoke(t, rt, "SECOND_QUESTION"); res.Output != "SECOND_ANSWER" {
+			if res := l.Invoke(t, rt, "SECOND_QUESTION"); res.Output != "SECOND_ANSWER" {
 				t.Fatalf("second: %s %v %+v", res.Status, res.Output, res.Error)
 			}
-			reqs := l.stub.Requests()
+			reqs := l.Stub.Requests()
 			last := reqs[len(reqs)-1]
 			if body := string(last.Body); last.UserText != "SECOND_QUESTION" || !strings.Contains(body, "FIRST_QUESTION") ||
 				!strings.Contains(body, "FIRST_ANSWER_5521") || !strings.Contains(body, "FABRIC_SYSTEM_MARKER") {
@@ -71,11 +71,11 @@ func TestLive(t *testing.T) {
 			}
 
 			// A scripted shell call through the harness's own shell tool.
-			res = harnesstest.Invoke(t, rt, "RUN_TOOL please")
+			res = l.Invoke(t, rt, "RUN_TOOL please")
 			if res.Status != contract.StatusSucceeded || res.Output != "tool done" {
 				t.Fatalf("tool turn: %s %v %+v", res.Status, res.Output, res.Error)
 			}
-			if data, err := os.ReadFile(filepath.Join(l.workspace, "tool.txt")); err != nil || strings.TrimSpace(string(data)) != "FABRIC_TOOL_OK" {
+			if data, err := os.ReadFile(filepath.Join(l.Workspace, "tool.txt")); err != nil || strings.TrimSpace(string(data)) != "FABRIC_TOOL_OK" {
 				t.Fatalf("tool.txt = %q, %v", data, err)
 			}
 			calls, results := harnesstest.Events(res, "tool_call"), harnesstest.Events(res, "tool_result")
@@ -89,26 +89,26 @@ func TestLive(t *testing.T) {
 			// Cancel a streaming model request, then a running shell command.
 			cancelTurn(t, rt, "SLOW_STREAM please", "output_delta")
 			cancelTurn(t, rt, "SLOW_TOOL please", "tool_call")
-			if data, _ := os.ReadFile(filepath.Join(l.workspace, "slow.txt")); strings.Contains(string(data), "finished") {
+			if data, _ := os.ReadFile(filepath.Join(l.Workspace, "slow.txt")); strings.Contains(string(data), "finished") {
 				t.Error("the cancelled shell command ran to its end")
 			}
-			for _, r := range l.stub.Requests() {
+			for _, r := range l.Stub.Requests() {
 				if strings.Contains(r.UserText, "SLOW_STREAM") && r.Outcome != "client_gone" {
 					t.Errorf("the cancelled model request ended %q, want client_gone", r.Outcome)
 				}
 			}
-			if res := harnesstest.Invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
+			if res := l.Invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
 				t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
 			}
 
 			// Stop: nothing of the runtime is left, even processes that
 			// left the host's group.
-			if res := harnesstest.Invoke(t, rt, "SPAWN sleepers"); res.Status != contract.StatusSucceeded {
+			if res := l.Invoke(t, rt, "SPAWN sleepers"); res.Status != contract.StatusSucceeded {
 				t.Fatalf("spawn: %s %+v", res.Status, res.Error)
 			}
 			host := rt.HostPid()
 			members := testproc.Group(host)
-			homes, _ := filepath.Glob(filepath.Join(l.stateDir, "*", "nodehost"))
+			homes, _ := filepath.Glob(filepath.Join(l.StateDir, "*", "nodehost"))
 			if len(homes) != 1 {
 				t.Fatalf("private dirs %v", homes)
 			}

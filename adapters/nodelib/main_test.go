@@ -3,18 +3,12 @@
 package nodelib_test
 
 import (
-	"os"
 	"testing"
 
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
-	"go.uber.org/goleak"
 )
 
 // TestMain lets this test binary be the adapter host of any bundled Go
 // adapter (the Node hosts of this package need none of it).
-func TestMain(m *testing.M) {
-	if served, code := bundled.ServeHost(); served {
-		os.Exit(code)
-	}
-	goleak.VerifyTestMain(m)
-}
+func TestMain(m *testing.M) { adaptertest.Main(m, bundled.ServeHost) }

@@ -5,8 +5,6 @@ package openclaw_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/fabric-runtime/fabric/internal/livetest"
-	"github.com/fabric-runtime/fabric/internal/testproc"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,7 +17,10 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/browsertest"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testaudit"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -60,8 +61,8 @@ func TestLive(t *testing.T) {
 	}}))
 	t.Logf("runtime with dashboard started in %s on port %d", time.Since(t0).Round(time.Millisecond), port)
 	gw := gatewayPid(t, rt.HostPid())
-	root := privateRoot(t, l.stateDir)
-	tokenPath := filepath.Join(l.artifacts, ".fabric", "openclaw", "runtimes", rt.ID(), "interfaces", "dashboard.token")
+	root := privateRoot(t, l.StateDir)
+	tokenPath := filepath.Join(l.Artifacts, ".fabric", "openclaw", "runtimes", rt.ID(), "interfaces", "dashboard.token")
 	var token string
 
 	t.Run("dashboard", func(t *testing.T) {
@@ -122,7 +123,7 @@ func TestLive(t *testing.T) {
 		if !doc.Gateway.ControlUI.Enabled || !contains(doc.Gateway.ControlUI.AllowedOrigins, origin) || !contains(doc.Gateway.ControlUI.AllowedOrigins, "http://127.0.0.1:"+strconv.Itoa(port)) {
 			t.Errorf("controlUi %+v", doc.Gateway.ControlUI)
 		}
-		if strings.Contains(string(gcfg), token) || strings.Contains(string(gcfg), testKey) {
+		if strings.Contains(string(gcfg), token) || strings.Contains(string(gcfg), l.Key) {
 			t.Error("the generated configuration holds the token or the model key")
 		}
 		// The handle says where the dashboard is, never the token (T1).
@@ -141,16 +142,16 @@ func TestLive(t *testing.T) {
 
 	t.Run("session", func(t *testing.T) {
 		t0 := time.Now()
-		res := invoke(t, rt, "FIRST_QUESTION")
+		res := l.Invoke(t, rt, "FIRST_QUESTION")
 		t.Logf("first turn: %s", time.Since(t0).Round(time.Millisecond))
 		if res.Status != contract.StatusSucceeded || res.Output != "FIRST_ANSWER_7731" {
 			t.Fatalf("first: %s %v %+v", res.Status, res.Output, res.Error)
 		}
-		if d := events(res, "output_delta"); len(d) == 0 {
+		if d := harnesstest.Events(res, "output_delta"); len(d) == 0 {
 			t.Errorf("no output_delta events: %+v", res.Events)
 		}
 		t0 = time.Now()
-		res = invoke(t, rt, "SECOND_QUESTION")
+		res = l.Invoke(t, rt, "SECOND_QUESTION")
 		t.Logf("second turn: %s", time.Since(t0).Round(time.Millisecond))
 		if res.Status != contract.StatusSucceeded || res.Output != "SECOND_ANSWER_5510" {
 			t.Fatalf("second: %s %v %+v", res.Status, res.Output, res.Error)
@@ -159,7 +160,7 @@ func TestLive(t *testing.T) {
 		if strings.Contains(string(rb), token) {
 			t.Error("a result contains the token")
 		}
-		reqs := mainRequests(l.stub.Requests())
+		reqs := harnesstest.MainRequests(l.Stub.Requests())
 		if len(reqs) != 2 {
 			t.Fatalf("%d main model requests, want 2", len(reqs))
 		}
@@ -189,7 +190,7 @@ func TestLive(t *testing.T) {
 		shot := signInAndChat(t, chromium, port, token)
 		browsertest.KeepArtifact(t, shot, "openclaw-dashboard.png")
 		var answered bool
-		for _, r := range mainRequests(l.stub.Requests()) {
+		for _, r := range harnesstest.MainRequests(l.Stub.Requests()) {
 			if r.Status == 200 && strings.Contains(string(r.Body), "BROWSER_QUESTION_77") {
 				answered = true
 			}
@@ -207,14 +208,14 @@ func TestLive(t *testing.T) {
 			err error
 		}
 		done := make(chan outcome, 1)
-		before := len(mainRequests(l.stub.Requests()))
+		before := len(harnesstest.MainRequests(l.Stub.Requests()))
 		go func() {
 			res, err := rt.Invoke(ctx, "SLOW_STREAM please")
 			done <- outcome{res, err}
 		}()
 		// Wait until the slow reply streams (the next main request).
 		deadline := time.Now().Add(90 * time.Second)
-		for len(mainRequests(l.stub.Requests())) <= before {
+		for len(harnesstest.MainRequests(l.Stub.Requests())) <= before {
 			if time.Now().After(deadline) {
 				t.Fatal("the slow model request did not arrive within 90 s")
 			}
@@ -240,26 +241,26 @@ func TestLive(t *testing.T) {
 		if st := rt.State(); st != "active" {
 			t.Fatalf("state after cancel %s", st)
 		}
-		res := invoke(t, rt, "and now quickly")
+		res := l.Invoke(t, rt, "and now quickly")
 		if res.Status != contract.StatusSucceeded || res.Output != "quick" {
 			t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
 		}
 	})
 
 	t.Run("model requests", func(t *testing.T) {
-		reqs := l.checkModelRequests()
+		reqs := harnesstest.CheckChatRequests(t, l.Stub, testModel)
 		for _, r := range reqs {
 			t.Logf("request %d side=%v %s rule=%q", r.Seq, r.Side, r.SideReason, r.RuleName)
 		}
-		t.Logf("%d model requests, all POST %s/chat/completions with the key from %s", len(reqs), l.stub.OpenAIBaseURL(), keyEnv)
-		l.checkOffline()
+		t.Logf("%d model requests, all POST %s/chat/completions with the key from %s", len(reqs), l.Stub.OpenAIBaseURL(), l.KeyEnv)
+		l.CheckOffline()
 	})
 
 	t.Run("stop", func(t *testing.T) {
 		members := testproc.Group(gw)
 		mentioning := testproc.Mentioning(root)
 		t.Logf("before stop: gateway group %d %v; processes with the runtime's state %v", gw, members, mentioning)
-		testaudit.LogFiles(t, l.stateDir)
+		testaudit.LogFiles(t, l.StateDir)
 		t0 := time.Now()
 		if _, err := rt.Stop(context.Background()); err != nil {
 			t.Fatal(err)
@@ -277,25 +278,13 @@ func TestLive(t *testing.T) {
 		if _, err := os.Stat(root); !os.IsNotExist(err) {
 			t.Errorf("private directory %s remains: %v", root, err)
 		}
-		if entries, _ := os.ReadDir(l.stateDir); len(entries) != 0 {
+		if entries, _ := os.ReadDir(l.StateDir); len(entries) != 0 {
 			t.Errorf("state dir holds %v", entries)
 		}
 		if in, _ := proc.PortInUse("", uint16(port)); in {
 			t.Errorf("port %d still in use after stop", port)
 		}
 	})
-}
-
-// mainRequests drops the side requests the endpoint detected (session
-// titles and the like) from reqs.
-func mainRequests(reqs []modelstub.Request) []modelstub.Request {
-	var out []modelstub.Request
-	for _, r := range reqs {
-		if !r.Side {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // privateRoot finds the runtime's private directory under the state dir.

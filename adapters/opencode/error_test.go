@@ -4,12 +4,12 @@ package opencode_test
 
 import (
 	"context"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"testing"
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -21,7 +21,7 @@ func TestLiveModelError(t *testing.T) {
 	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
 		{Name: "fail", Match: modelstub.Match{Contains: "FAIL_QUESTION"}, Reply: modelstub.Reply{Error: &modelstub.ErrorReply{Status: 400, Message: "scripted bad request", Headers: map[string]string{"x-should-retry": "false"}}}},
 	}, Default: &modelstub.Reply{Text: "fine"}})
-	rt := l.start(l.config(nil))
+	rt := l.Start(l.config(nil))
 	for i, in := range []string{"FAIL_QUESTION one", "FAIL_QUESTION two", "GOOD_QUESTION"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		t0 := time.Now()

@@ -7,8 +7,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"github.com/fabric-runtime/fabric/internal/livetest"
-	"github.com/fabric-runtime/fabric/internal/testproc"
 	"net/http"
 	"os"
 	"os/exec"
@@ -23,7 +21,10 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/browsertest"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/testaudit"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -65,20 +66,20 @@ func TestLive(t *testing.T) {
 	}, Default: &modelstub.Reply{Text: "quick"}})
 	webPort := freePort(t)
 	t0 := time.Now()
-	rt := l.start(l.config(map[string]any{"interfaces": map[string]any{
+	rt := l.Start(l.config(map[string]any{"interfaces": map[string]any{
 		opencode.Web:      map[string]any{"port": webPort},
 		opencode.Terminal: map[string]any{},
 	}}))
 	startup := time.Since(t0)
 	t.Logf("runtime with web and terminal started in %s on port %d", startup.Round(time.Millisecond), webPort)
 	srv := serverPid(t, rt.HostPid())
-	root := filepath.Join(l.stateDir, "runtimes", rt.ID(), "home", "opencode")
+	root := filepath.Join(l.StateDir, "runtimes", rt.ID(), "home", "opencode")
 	if _, err := os.Stat(root); err != nil {
 		// The runtime's FABRIC_HOME layout: find the private root by the
 		// server's environment instead.
 		root = privateRoot(t, srv)
 	}
-	ifdir := filepath.Join(l.artifacts, ".fabric", "opencode", "runtimes", rt.ID(), "interfaces")
+	ifdir := filepath.Join(l.Artifacts, ".fabric", "opencode", "runtimes", rt.ID(), "interfaces")
 	var password string
 
 	t.Run("interfaces", func(t *testing.T) {
@@ -137,21 +138,21 @@ func TestLive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.Contains(string(cfg), password) || strings.Contains(string(cfg), testKey) {
+		if strings.Contains(string(cfg), password) || strings.Contains(string(cfg), l.Key) {
 			t.Error("the generated configuration holds the password or the model key")
 		}
-		if !strings.Contains(string(cfg), "{env:"+opencode.KeyEnv+"}") || !strings.Contains(string(cfg), l.stub.OpenAIBaseURL()) {
+		if !strings.Contains(string(cfg), "{env:"+opencode.KeyEnv+"}") || !strings.Contains(string(cfg), l.Stub.OpenAIBaseURL()) {
 			t.Errorf("configuration does not reference the key variable and the endpoint:\n%s", cfg)
 		}
 		// The server's command line holds neither secret (its environment
 		// does, by design).
 		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", srv))
-		if strings.Contains(string(cmdline), password) || strings.Contains(string(cmdline), testKey) {
+		if strings.Contains(string(cmdline), password) || strings.Contains(string(cmdline), l.Key) {
 			t.Error("the server's argv holds a secret")
 		}
 		h := rt.Handle()
 		hb, _ := json.Marshal(h)
-		if strings.Contains(string(hb), password) || strings.Contains(string(hb), testKey) {
+		if strings.Contains(string(hb), password) || strings.Contains(string(hb), l.Key) {
 			t.Error("the runtime handle contains a secret")
 		}
 		var names []string
@@ -180,27 +181,27 @@ func TestLive(t *testing.T) {
 	var turnTimes []time.Duration
 	t.Run("session", func(t *testing.T) {
 		t1 := time.Now()
-		res := invoke(t, rt, "FIRST_QUESTION")
+		res := l.Invoke(t, rt, "FIRST_QUESTION")
 		turnTimes = append(turnTimes, time.Since(t1))
 		t.Logf("startup to first answer: %s (first turn %s)", (startup + time.Since(t1)).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond))
 		if res.Status != contract.StatusSucceeded || res.Output != "FIRST_ANSWER_7731" {
 			t.Fatalf("first: %s %v %+v", res.Status, res.Output, res.Error)
 		}
-		if d := events(res, opencode.EventOutputDelta); len(d) == 0 {
+		if d := harnesstest.Events(res, opencode.EventOutputDelta); len(d) == 0 {
 			t.Errorf("no output_delta events: %+v", res.Events)
 		}
 		if res.Usage == nil || res.Usage.TotalTokens == nil || *res.Usage.TotalTokens == 0 {
 			t.Errorf("no usage: %+v", res.Usage)
 		}
 		t1 = time.Now()
-		res = invoke(t, rt, "SECOND_QUESTION")
+		res = l.Invoke(t, rt, "SECOND_QUESTION")
 		turnTimes = append(turnTimes, time.Since(t1))
 		t.Logf("second turn: %s", time.Since(t1).Round(time.Millisecond))
 		if res.Status != contract.StatusSucceeded || res.Output != "SECOND_ANSWER_5510" {
 			t.Fatalf("second: %s %v %+v", res.Status, res.Output, res.Error)
 		}
 		var second []modelstub.Request
-		for _, r := range mainRequests(l.stub.Requests()) {
+		for _, r := range harnesstest.MainRequests(l.Stub.Requests()) {
 			if strings.Contains(string(r.Body), "SECOND_QUESTION") {
 				second = append(second, r)
 			}
@@ -220,16 +221,16 @@ func TestLive(t *testing.T) {
 
 	t.Run("tool", func(t *testing.T) {
 		t1 := time.Now()
-		res := invoke(t, rt, "TOOL_QUESTION: create the file")
+		res := l.Invoke(t, rt, "TOOL_QUESTION: create the file")
 		turnTimes = append(turnTimes, time.Since(t1))
 		if res.Status != contract.StatusSucceeded || res.Output != "TOOL_DONE_2718" {
 			t.Fatalf("tool turn: %s %v %+v", res.Status, res.Output, res.Error)
 		}
-		data, err := os.ReadFile(filepath.Join(l.workspace, toolFile))
+		data, err := os.ReadFile(filepath.Join(l.Workspace, toolFile))
 		if err != nil || strings.TrimSpace(string(data)) != "made-by-opencode" {
 			t.Fatalf("the tool did not create %s in the workspace: %q %v", toolFile, data, err)
 		}
-		calls, results := events(res, opencode.EventToolCall), events(res, opencode.EventToolResult)
+		calls, results := harnesstest.Events(res, opencode.EventToolCall), harnesstest.Events(res, opencode.EventToolResult)
 		if len(calls) == 0 || len(results) == 0 {
 			t.Errorf("tool events: %d calls, %d results", len(calls), len(results))
 		}
@@ -254,7 +255,7 @@ func TestLive(t *testing.T) {
 
 	t.Run("browser", func(t *testing.T) {
 		chromium := browsertest.Require(t)
-		shot := openWebUI(t, chromium, webPort, password, l.workspace, sessionID)
+		shot := openWebUI(t, chromium, webPort, password, l.Workspace, sessionID)
 		browsertest.KeepArtifact(t, shot, "opencode-web.png")
 	})
 
@@ -281,7 +282,7 @@ func TestLive(t *testing.T) {
 		deadline := time.Now().Add(60 * time.Second)
 		for time.Now().Before(deadline) {
 			streaming := false
-			for _, r := range l.stub.Requests() {
+			for _, r := range l.Stub.Requests() {
 				if strings.Contains(string(r.Body), "SLOW_QUESTION") {
 					streaming = true
 				}
@@ -307,7 +308,7 @@ func TestLive(t *testing.T) {
 			t.Errorf("cancel took %s, want <= 2s", took)
 		}
 		t1 = time.Now()
-		res := invoke(t, rt, "AFTER_CANCEL")
+		res := l.Invoke(t, rt, "AFTER_CANCEL")
 		turnTimes = append(turnTimes, time.Since(t1))
 		if res.Status != contract.StatusSucceeded || res.Output != "quick" {
 			t.Errorf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
@@ -315,14 +316,14 @@ func TestLive(t *testing.T) {
 	})
 
 	t.Run("model-requests", func(t *testing.T) {
-		reqs := l.checkModelRequests()
+		reqs := harnesstest.CheckChatRequests(t, l.Stub, testModel)
 		for _, r := range reqs {
 			rb, _ := json.Marshal(r)
-			if strings.Contains(string(rb), testKey) {
+			if strings.Contains(string(rb), l.Key) {
 				t.Errorf("request %d record holds the key", r.Seq)
 			}
 		}
-		l.checkOffline()
+		l.CheckOffline()
 		sorted := slices.Clone(turnTimes)
 		slices.Sort(sorted)
 		t.Logf("%d model requests; turn latencies %v (median %s); server RSS %d MiB",
@@ -330,7 +331,7 @@ func TestLive(t *testing.T) {
 	})
 
 	t.Run("stop", func(t *testing.T) {
-		testaudit.LogFiles(t, l.stateDir)
+		testaudit.LogFiles(t, l.StateDir)
 		t1 := time.Now()
 		if _, err := rt.Stop(context.Background()); err != nil {
 			t.Fatalf("stop: %v", err)

@@ -4,7 +4,6 @@ package pi_test
 
 import (
 	"context"
-	"github.com/fabric-runtime/fabric/internal/testproc"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +12,8 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -20,13 +21,13 @@ import (
 // streamed deltas, usage, and only the configured endpoint and key used.
 func TestLiveOneTurn(t *testing.T) {
 	l := newLive(t, &modelstub.Script{Default: &modelstub.Reply{Text: "hello from the stub", Chunks: 3}})
-	rt := l.start(l.config(nil, map[string]any{"instructions": map[string]any{"system": map[string]any{"content": "FABRIC_SYSTEM_MARKER", "mode": "append"}}}))
-	res := invoke(t, rt, "say hello")
+	rt := l.Start(l.config(nil, map[string]any{"instructions": map[string]any{"system": map[string]any{"content": "FABRIC_SYSTEM_MARKER", "mode": "append"}}}))
+	res := l.Invoke(t, rt, "say hello")
 	if res.Status != contract.StatusSucceeded || res.Output != "hello from the stub" {
 		t.Fatalf("result %s %v %+v", res.Status, res.Output, res.Error)
 	}
 	var streamed strings.Builder
-	for _, e := range events(res, "output_delta") {
+	for _, e := range harnesstest.Events(res, "output_delta") {
 		streamed.WriteString(e.Message)
 	}
 	if streamed.String() != "hello from the stub" {
@@ -35,7 +36,7 @@ func TestLiveOneTurn(t *testing.T) {
 	if res.Usage == nil || res.Usage.InputTokens == nil || *res.Usage.InputTokens == 0 {
 		t.Errorf("usage %+v", res.Usage)
 	}
-	reqs := l.stub.Requests()
+	reqs := l.Stub.Requests()
 	if len(reqs) != 1 || reqs[0].Model != testModel || !strings.Contains(string(reqs[0].Body), "FABRIC_SYSTEM_MARKER") {
 		t.Errorf("requests %d; first model %q, system instruction present %v", len(reqs), reqs[0].Model, strings.Contains(string(reqs[0].Body), "FABRIC_SYSTEM_MARKER"))
 	}
@@ -49,14 +50,14 @@ func TestLiveSecondTurnCarriesHistory(t *testing.T) {
 		{Match: modelstub.Match{Contains: "FIRST_QUESTION"}, Reply: modelstub.Reply{Text: "FIRST_ANSWER_5521"}},
 		{Match: modelstub.Match{Contains: "SECOND_QUESTION"}, Reply: modelstub.Reply{Text: "SECOND_ANSWER"}},
 	}})
-	rt := l.start(l.config(nil, nil))
-	if res := invoke(t, rt, "FIRST_QUESTION"); res.Output != "FIRST_ANSWER_5521" {
+	rt := l.Start(l.config(nil, nil))
+	if res := l.Invoke(t, rt, "FIRST_QUESTION"); res.Output != "FIRST_ANSWER_5521" {
 		t.Fatalf("first: %s %v %+v", res.Status, res.Output, res.Error)
 	}
-	if res := invoke(t, rt, "SECOND_QUESTION"); res.Output != "SECOND_ANSWER" {
+	if res := l.Invoke(t, rt, "SECOND_QUESTION"); res.Output != "SECOND_ANSWER" {
 		t.Fatalf("second: %s %v %+v", res.Status, res.Output, res.Error)
 	}
-	reqs := l.stub.Requests()
+	reqs := l.Stub.Requests()
 	last := reqs[len(reqs)-1]
 	body := string(last.Body)
 	if last.UserText != "SECOND_QUESTION" || !strings.Contains(body, "FIRST_QUESTION") || !strings.Contains(body, "FIRST_ANSWER_5521") {
@@ -72,16 +73,16 @@ func TestLiveToolCall(t *testing.T) {
 		{Match: modelstub.Match{Contains: "RUN_TOOL"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "echo FABRIC_TOOL_OK > tool.txt && echo done"}}},
 		{Match: modelstub.Match{Contains: "RUN_TOOL"}, Reply: modelstub.Reply{Text: "tool done"}},
 	}})
-	rt := l.start(l.config(nil, map[string]any{"tools": map[string]any{"enabled": []any{"bash", "read"}}}))
-	res := invoke(t, rt, "RUN_TOOL please")
+	rt := l.Start(l.config(nil, map[string]any{"tools": map[string]any{"enabled": []any{"bash", "read"}}}))
+	res := l.Invoke(t, rt, "RUN_TOOL please")
 	if res.Status != contract.StatusSucceeded || res.Output != "tool done" {
 		t.Fatalf("result %s %v %+v", res.Status, res.Output, res.Error)
 	}
-	data, err := os.ReadFile(filepath.Join(l.workspace, "tool.txt"))
+	data, err := os.ReadFile(filepath.Join(l.Workspace, "tool.txt"))
 	if err != nil || strings.TrimSpace(string(data)) != "FABRIC_TOOL_OK" {
 		t.Fatalf("tool.txt = %q, %v", data, err)
 	}
-	calls, results := events(res, "tool_call"), events(res, "tool_result")
+	calls, results := harnesstest.Events(res, "tool_call"), harnesstest.Events(res, "tool_result")
 	if len(calls) != 1 || calls[0].Metadata["tool_name"] != "bash" || !strings.Contains(calls[0].Metadata["arguments"].(string), "FABRIC_TOOL_OK") {
 		t.Errorf("tool_call events %+v", calls)
 	}
@@ -89,7 +90,7 @@ func TestLiveToolCall(t *testing.T) {
 		t.Errorf("tool_result events %+v", results)
 	}
 	// tools.enabled reached pi: the request offered exactly those tools.
-	if tools := l.stub.Requests()[0].Tools; len(tools) != 2 {
+	if tools := l.Stub.Requests()[0].Tools; len(tools) != 2 {
 		t.Errorf("offered tools %v, want bash and read", tools)
 	}
 	l.checkRequests()
@@ -101,7 +102,7 @@ func TestLiveCancel(t *testing.T) {
 	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
 		{Match: modelstub.Match{Contains: "SLOW_STREAM"}, Reply: modelstub.Reply{Text: strings.Repeat("slow ", 20), Chunks: 20, IntervalMS: 500}},
 	}, Default: &modelstub.Reply{Text: "quick"}})
-	rt := l.start(l.config(nil, nil))
+	rt := l.Start(l.config(nil, nil))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	first := make(chan struct{}, 1)
@@ -143,7 +144,7 @@ func TestLiveCancel(t *testing.T) {
 	if o.res.Status != contract.StatusCancelled || took > 2*time.Second {
 		t.Fatalf("status %s after %s (error %+v), want cancelled within 2s", o.res.Status, took, o.res.Error)
 	}
-	if res := invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
+	if res := l.Invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
 		t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
 	}
 	l.checkRequests()
@@ -155,12 +156,12 @@ func TestLiveModelError(t *testing.T) {
 	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
 		{Match: modelstub.Match{Contains: "FAIL_PLEASE"}, Reply: modelstub.Reply{Error: &modelstub.ErrorReply{Status: 400, Message: "scripted bad request"}}},
 	}, Default: &modelstub.Reply{Text: "fine"}})
-	rt := l.start(l.config(nil, nil))
-	res := invoke(t, rt, "FAIL_PLEASE")
+	rt := l.Start(l.config(nil, nil))
+	res := l.Invoke(t, rt, "FAIL_PLEASE")
 	if res.Status != contract.StatusFailed || res.Error == nil || res.Error.Code != "pi_model_error" {
 		t.Fatalf("result %s %v %+v", res.Status, res.Output, res.Error)
 	}
-	if res := invoke(t, rt, "again"); res.Status != contract.StatusSucceeded || res.Output != "fine" {
+	if res := l.Invoke(t, rt, "again"); res.Status != contract.StatusSucceeded || res.Output != "fine" {
 		t.Fatalf("after the error: %s %v %+v", res.Status, res.Output, res.Error)
 	}
 }
@@ -172,13 +173,13 @@ func TestLiveStopCleansUp(t *testing.T) {
 		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "setsid sleep 300 >/dev/null 2>&1 </dev/null & sleep 300 >/dev/null 2>&1 & echo started"}}},
 		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{Text: "spawned"}},
 	}, Default: &modelstub.Reply{Text: "ok"}})
-	rt := l.start(l.config(nil, nil))
-	if res := invoke(t, rt, "SPAWN sleepers"); res.Status != contract.StatusSucceeded {
+	rt := l.Start(l.config(nil, nil))
+	if res := l.Invoke(t, rt, "SPAWN sleepers"); res.Status != contract.StatusSucceeded {
 		t.Fatalf("invoke: %s %+v", res.Status, res.Error)
 	}
 	pid := piPid(t, rt.HostPid())
 	members := testproc.Group(pid)
-	roots, _ := filepath.Glob(filepath.Join(l.stateDir, "*", "pi"))
+	roots, _ := filepath.Glob(filepath.Join(l.StateDir, "*", "pi"))
 	if len(roots) != 1 {
 		t.Fatalf("private dirs %v", roots)
 	}
@@ -226,17 +227,17 @@ func TestLiveAnthropicAndResponsesAPIs(t *testing.T) {
 	l := newLive(t, &modelstub.Script{Default: &modelstub.Reply{Text: "via another API"}})
 	cfg := l.config(nil, nil)
 	cfg["models"] = map[string]any{"default": map[string]any{
-		"provider": "anthropic", "model": "claude-stub", "api_key_env": keyEnv, "base_url": l.stub.AnthropicBaseURL(),
+		"provider": "anthropic", "model": "claude-stub", "api_key_env": keyEnv, "base_url": l.Stub.AnthropicBaseURL(),
 	}}
-	rt := l.start(cfg)
-	if res := invoke(t, rt, "hello"); res.Status != contract.StatusSucceeded || res.Output != "via another API" {
+	rt := l.Start(cfg)
+	if res := l.Invoke(t, rt, "hello"); res.Status != contract.StatusSucceeded || res.Output != "via another API" {
 		t.Fatalf("anthropic: %s %v %+v", res.Status, res.Output, res.Error)
 	}
-	rt2 := l.start(l.config(map[string]any{"api": "openai-responses"}, nil))
-	if res := invoke(t, rt2, "hello"); res.Status != contract.StatusSucceeded || res.Output != "via another API" {
+	rt2 := l.Start(l.config(map[string]any{"api": "openai-responses"}, nil))
+	if res := l.Invoke(t, rt2, "hello"); res.Status != contract.StatusSucceeded || res.Output != "via another API" {
 		t.Fatalf("responses: %s %v %+v", res.Status, res.Output, res.Error)
 	}
-	reqs := l.stub.Requests()
+	reqs := l.Stub.Requests()
 	if len(reqs) != 2 || reqs[0].Endpoint != "messages" || reqs[0].AuthHeader != "x-api-key" || !reqs[0].KeyOK ||
 		reqs[1].Endpoint != "responses" || reqs[1].AuthHeader != "authorization" || !reqs[1].KeyOK {
 		for _, r := range reqs {
@@ -244,7 +245,5 @@ func TestLiveAnthropicAndResponsesAPIs(t *testing.T) {
 		}
 		t.Error("unexpected requests")
 	}
-	if n := l.proxy.Hits(); n > 0 {
-		t.Errorf("%d connections to the sentinel proxy", n)
-	}
+	l.CheckOffline()
 }

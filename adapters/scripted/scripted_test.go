@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"maps"
 	"net"
-	"os"
 	"reflect"
 	"strings"
 	"sync"
@@ -18,28 +17,19 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/scripted"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 	"github.com/fabric-runtime/fabric/internal/wire"
-	"go.uber.org/goleak"
 )
 
-const (
-	childEnv    = "SCRIPTED_TEST_CHILD"
-	testTimeout = 10 * time.Second
-)
+const testTimeout = 10 * time.Second
 
 func TestMain(m *testing.M) {
-	if os.Getenv(childEnv) != "" {
-		// The host process: serve the scripted adapter on the real channel.
-		if err := adapterkit.Serve(context.Background(), scripted.New()); err != nil {
-			fmt.Fprintln(os.Stderr, "child:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
-	goleak.VerifyTestMain(m)
+	// The host processes of subprocess_test.go serve the scripted adapter
+	// on the real channel.
+	adaptertest.Main(m, adaptertest.Serve(scripted.ID, scripted.New()))
 }
 
 func startParams(settings map[string]any) hostproto.StartParams {

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
@@ -380,7 +381,7 @@ func TestDeployAccess(t *testing.T) {
 	needHarness(t, w.world, "codex")
 	w.node, w.clients = needClients(t)
 	w.secret(provider)
-	proxy := livetest.NewProxy(t)
+	proxy := adaptertest.NewProxy(t)
 	w.env = append(w.env, proxy.Env()...)
 
 	script, err := modelstub.ParseScript(fmt.Appendf(nil, `

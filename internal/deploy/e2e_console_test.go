@@ -17,9 +17,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/internal/browsertest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -41,7 +41,7 @@ func TestConsole(t *testing.T) {
 	w := newWorld(t, upstreamKeyEnv+"="+provider)
 	needHarness(t, w, "codex", "mcp-server-everything")
 	chromium := browsertest.Require(t)
-	proxy := livetest.NewProxy(t)
+	proxy := adaptertest.NewProxy(t)
 	w.env = append(w.env, proxy.Env()...)
 
 	script, err := modelstub.ParseScript(fmt.Appendf(nil, `

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/modelproxy"
 	"github.com/fabric-runtime/fabric/internal/procfs"
@@ -73,7 +74,7 @@ func TestDeployLive(t *testing.T) {
 	modelproxy.RecordForAudit(key)
 	w := newWorld(t, upstreamKeyEnv+"="+key)
 	needHarness(t, w, "codex", "mcp-server-everything")
-	proxy := livetest.NewProxy(t)
+	proxy := adaptertest.NewProxy(t)
 	w.env = append(w.env, proxy.Env()...)
 
 	script, err := modelstub.ParseScript([]byte(`

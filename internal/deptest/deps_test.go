@@ -52,6 +52,9 @@ var testSupport = map[string]string{
 	Module + "/internal/browsertest":  "test support",
 	Module + "/internal/deptest":      "test support",
 	Module + "/bench":                 "benchmark mains",
+
+	Module + "/adapterkit/adaptertest": "the live-test rig (public, for adapters' own tests)",
+	Module + "/internal/harnesstest":   "test support",
 }
 
 // hostBad is what an adapter host, and the kit it is built from, must not

@@ -2,14 +2,16 @@ package harnesstest
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
@@ -18,41 +20,15 @@ import (
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
-// Deadline bounds one start or invoke of a live test.
+// Deadline bounds one turn of CancelOnEvent until its first event.
 const Deadline = 90 * time.Second
 
-// Start parses cfg as a config document and starts a runtime with client;
-// the runtime is stopped when the test ends.
-func Start(t testing.TB, client *fabric.Client, cfg map[string]any) *fabric.Runtime {
+// NewRig is adaptertest.New for Fabric's own adapters: the client also
+// knows every bundled adapter's descriptor, as Fabric's binaries do.
+func NewRig(t testing.TB, o adaptertest.Options) *adaptertest.Rig {
 	t.Helper()
-	data, err := json.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	loaded, err := client.ParseConfig(data, "agent.yaml", fabric.LoadOptions{})
-	if err != nil {
-		t.Fatalf("config: %v", err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
-	defer cancel()
-	rt, err := client.StartRuntime(ctx, loaded)
-	if err != nil {
-		t.Fatalf("start: %v", err)
-	}
-	t.Cleanup(func() { rt.Stop(context.Background()) })
-	return rt
-}
-
-// Invoke runs one turn within Deadline; an error fails the test.
-func Invoke(t testing.TB, rt *fabric.Runtime, input string, opts ...fabric.InvokeOption) *contract.RunResult {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), Deadline)
-	defer cancel()
-	res, err := rt.Invoke(ctx, input, opts...)
-	if err != nil {
-		t.Fatalf("invoke %q: %v", input, err)
-	}
-	return res
+	o.ClientOptions = append([]fabric.Option{fabric.WithBundledAdapters(bundled.Adapters())}, o.ClientOptions...)
+	return adaptertest.New(t, o)
 }
 
 // Events returns the result's events of one kind, in order.
@@ -127,16 +103,14 @@ func CancelOnEvent(t testing.TB, rt *fabric.Runtime, input, kind string) (*contr
 }
 
 // CheckEndpoint fails the test when the harness reached anything but the
-// stub's OpenAI-compatible endpoint with the configured key in an
-// Authorization header, when a request carries a value containing
-// ambientMarker (an ambient key the harness must not use), or when
-// anything went to the sentinel proxy.
-func CheckEndpoint(t testing.TB, stub *modelstub.Server, proxy *livetest.Proxy, ambientMarker string) {
+// rig's OpenAI-compatible endpoint with the rig's key in an Authorization
+// header, when a request carries a value containing ambientMarker (an
+// ambient key the harness must not use), or when anything went to the
+// sentinel proxy.
+func CheckEndpoint(t testing.TB, r *adaptertest.Rig, ambientMarker string) {
 	t.Helper()
-	if n := proxy.Hits(); n > 0 {
-		t.Errorf("%d connections to the sentinel proxy: the harness tried to reach another host (%v)", n, proxy.Requests())
-	}
-	reqs := stub.Requests()
+	r.CheckOffline()
+	reqs := r.Stub.Requests()
 	if len(reqs) == 0 {
 		t.Error("the model endpoint saw no request")
 	}
@@ -148,6 +122,36 @@ func CheckEndpoint(t testing.TB, stub *modelstub.Server, proxy *livetest.Proxy, 
 			t.Errorf("request %d carries the ambient key", r.Seq)
 		}
 	}
+}
+
+// CheckChatRequests fails t unless every request stub saw came through
+// the OpenAI-compatible /v1 base with the key the stub expects in an
+// Authorization header, to chat completions for model; no request at all
+// is a failure too. It returns the requests.
+func CheckChatRequests(t testing.TB, stub *modelstub.Server, model string) []modelstub.Request {
+	t.Helper()
+	reqs := stub.Requests()
+	if len(reqs) == 0 {
+		t.Fatal("the model endpoint saw no request")
+	}
+	for _, r := range reqs {
+		if r.Method != "POST" || r.Path != "/v1/chat/completions" || r.AuthHeader != "authorization" || !r.KeyChecked || !r.KeyOK || r.Model != model {
+			t.Errorf("request %d: %s %s auth %q key_checked %v key_ok %v model %q", r.Seq, r.Method, r.Path, r.AuthHeader, r.KeyChecked, r.KeyOK, r.Model)
+		}
+	}
+	return reqs
+}
+
+// MainRequests drops the side requests the endpoint detected (session
+// titles and the like) from reqs.
+func MainRequests(reqs []modelstub.Request) []modelstub.Request {
+	var out []modelstub.Request
+	for _, r := range reqs {
+		if !r.Side {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // Conformance runs the conformance suite with the profile file against
@@ -230,36 +234,45 @@ func (s Suite) Run(t testing.TB, profileFile string) {
 	}
 }
 
-// Doc is the FabricConfig document a live test starts: its adapter with
-// settings, one default model on the scripted endpoint, descriptor
-// discovery in DescDir and a local workspace. Extra keys are set last.
-type Doc struct {
-	Name, AdapterID        string
-	Settings               map[string]any
-	Model, KeyEnv, BaseURL string
-	DescDir, Workspace     string
-	Extra                  map[string]any
+// HarnessDirs returns dirs made absolute (a relative one is under the
+// module's harnesses/ folder, where harnesses/install.sh puts the pinned
+// harnesses) when found, given them as a PATH list, finds the harness
+// there. Otherwise the harness, named by what, is missing: the test skips,
+// or fails where live tests are required (livetest.Missing).
+func HarnessDirs(t testing.TB, what string, found func(path string) error, dirs ...string) []string {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs := make([]string, len(dirs))
+	for i, d := range dirs {
+		abs[i] = d
+		if !filepath.IsAbs(d) {
+			abs[i] = filepath.Join(root, "harnesses", d)
+		}
+	}
+	if err := found(strings.Join(abs, string(os.PathListSeparator))); err != nil {
+		livetest.Missing(t, what+" (under "+filepath.Join(root, "harnesses")+")", "run harnesses/install.sh", err)
+	}
+	return abs
 }
 
-// Map is the document, as Start takes it.
-func (d Doc) Map() map[string]any {
-	settings := d.Settings
-	if settings == nil {
-		settings = map[string]any{}
+// moduleRoot is the folder of the go.mod above the working directory (a
+// test runs in its package's folder).
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
 	}
-	cfg := map[string]any{
-		"schema_version": "fabric.agent/v1alpha1",
-		"metadata":       map[string]any{"name": d.Name},
-		"runtime":        map[string]any{},
-		"harness":        map[string]any{"adapter_id": d.AdapterID, "settings": settings},
-		"models": map[string]any{"default": map[string]any{
-			"provider": "fabric-stub", "model": d.Model, "api_key_env": d.KeyEnv, "base_url": d.BaseURL,
-		}},
-		"discovery":   map[string]any{"local_paths": []any{d.DescDir}},
-		"environment": map[string]any{"provider": "local", "workspace": d.Workspace},
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
 	}
-	for k, v := range d.Extra {
-		cfg[k] = v
-	}
-	return cfg
 }

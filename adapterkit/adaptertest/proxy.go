@@ -1,4 +1,4 @@
-package livetest
+package adaptertest
 
 import (
 	"net"
@@ -9,8 +9,8 @@ import (
 	"time"
 )
 
-// Proxy is a sentinel HTTP(S) proxy on loopback. A live test points a
-// harness's proxy variables at it (Env): a harness honours them for every
+// Proxy is a sentinel HTTP(S) proxy on loopback. A Rig points the
+// hosts' proxy variables at it (Env): a harness honours them for every
 // host but loopback, so any connection here is an attempt to reach a host
 // other than the scripted model endpoint. It counts connections, records
 // each request line (which names the host) and closes them unanswered.
@@ -70,15 +70,4 @@ func (p *Proxy) Env() []string {
 		env = append(env, k+"="+p.URL)
 	}
 	return append(env, "NO_PROXY=127.0.0.1,localhost,::1", "no_proxy=127.0.0.1,localhost,::1")
-}
-
-// Lookup turns "KEY=value" entries into a lookup function (later entries
-// win), for fabric.WithEnv.
-func Lookup(env []string) func(string) (string, bool) {
-	m := make(map[string]string, len(env))
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		m[k] = v
-	}
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
