@@ -28,7 +28,7 @@
 // its connection in StartInput.Service and its credentials as
 // environment variables.
 //
-// adapterkit/proc supervises the harness's own child processes. What
+// proc supervises the harness's own child processes. What
 // every harness child needs is here too: MakeDirs gives it private
 // directories (HOME, TMPDIR, XDG) under the runtime's home, ChildEnv its
 // environment (the host's, without the host protocol's variables), and

@@ -35,7 +35,7 @@
 // health (T1, Q1); a failed start leaves none (L2); Stop removes tokens and
 // markers before the first signal and keeps launchers, which refuse to run
 // without their marker. If the adapter host is killed (L7), children die
-// with it (Pdeathsig, see adapterkit/proc) but nothing removes the token
+// with it (Pdeathsig, see proc) but nothing removes the token
 // files, launchers and markers; processes the children started in other
 // process groups or sessions are not tracked.
 //
@@ -79,5 +79,5 @@
 // before every child passed health, or leave one after a failed start
 // (Q1, L2); choose a port other than the one given (L6); signal a process
 // it did not start; restart an interface (L4). Process supervision and the
-// ownership check are Linux-only (adapterkit/proc); elsewhere Start fails.
+// ownership check are Linux-only (proc); elsewhere Start fails.
 package iface

@@ -7,7 +7,7 @@ import (
 	"runtime"
 	"strconv"
 
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // portFree reports, as an error, that something listens on port, on any

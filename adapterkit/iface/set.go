@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // Loopback is the address HTTP interfaces listen on and are probed at (A1).

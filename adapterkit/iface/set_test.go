@@ -20,8 +20,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 const runtimeID = "runtime-0123456789abcdef"

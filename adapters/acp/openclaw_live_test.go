@@ -21,7 +21,6 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/conformance"
@@ -29,6 +28,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // The OpenClaw runtime's model: FabricConfig's endpoint and key.

@@ -16,8 +16,8 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // ID is the builtin name every ACP descriptor's runner uses.

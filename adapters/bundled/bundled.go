@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/adapters/acp"
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/adapters/codex"
@@ -16,6 +15,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/adapters/pi"
 	"github.com/fabric-runtime/fabric/adapters/scripted"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // Descriptor is one embedded descriptor document.

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // Timing of the adapter's waits.

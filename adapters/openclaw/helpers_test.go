@@ -13,11 +13,11 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/internal/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // testModel is the model name the runtime asks for.

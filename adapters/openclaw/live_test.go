@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/browsertest"
@@ -22,6 +21,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/testaudit"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // TestLive drives one real OpenClaw Gateway, with the dashboard interface

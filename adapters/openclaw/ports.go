@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // reservation is a Gateway base port this runtime holds: an exclusive

@@ -18,8 +18,8 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/iface"
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // Timing of the adapter's waits.

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/browsertest"
@@ -26,6 +25,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/testaudit"
 	"github.com/fabric-runtime/fabric/internal/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // toolFile is the file the scripted tool call creates in the workspace.

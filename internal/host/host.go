@@ -16,9 +16,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // Spec says how to launch a host.

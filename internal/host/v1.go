@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 	"github.com/fabric-runtime/fabric/internal/wire"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // v1Channel speaks upstream's newline-delimited JSON on the host's stdin and

@@ -11,10 +11,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 	"github.com/fabric-runtime/fabric/internal/wire"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // v2Channel speaks JSON-RPC 2.0 over a Unix socket that the host sees as

@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
 	"github.com/fabric-runtime/fabric/internal/modelproxy"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 // serviceStart bounds a service process's start (until its port answers).

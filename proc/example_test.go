@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/proc"
+	"github.com/fabric-runtime/fabric/proc"
 )
 
 func ExampleStart() {
