@@ -7,7 +7,7 @@ import (
 )
 
 // InterfaceSession is implemented by sessions that run harness interfaces
-// (dashboards, APIs, terminals; usually through adapterkit/iface). The
+// (dashboards, APIs, terminals; usually through adapterkit/harnessui). The
 // host reports Interfaces in its start result, so the runtime's handle
 // lists them, and routes health checks that name an interface to
 // CheckInterface: an interface's health never decides the runtime's own

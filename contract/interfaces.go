@@ -42,7 +42,7 @@ const (
 // InterfaceDeclaration is one interface an adapter supports, declared in
 // its descriptor's "interfaces" list. The descriptor's settings_schema
 // carries the matching harness.settings.interfaces fragment, generated from
-// these declarations (S8; see adapterkit/iface).
+// these declarations (S8; see adapterkit/harnessui).
 type InterfaceDeclaration struct {
 	// Name is the key under harness.settings.interfaces and the file name
 	// under the runtime's interfaces directory (P3, P4).

@@ -20,7 +20,7 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/conformance"
@@ -142,7 +142,7 @@ func startGateway(t *testing.T, script *modelstub.Script) *gatewayWorld {
 	for attempt := 1; ; attempt++ {
 		w.rt, err = w.TryStart(cfg)
 		var re *fabric.RuntimeError
-		if err != nil && attempt == 1 && errors.As(err, &re) && (re.Code == openclaw.CodeStartTimeout || re.Code == iface.CodeStartTimeout) {
+		if err != nil && attempt == 1 && errors.As(err, &re) && (re.Code == openclaw.CodeStartTimeout || re.Code == harnessui.CodeStartTimeout) {
 			t.Logf("gateway start timed out (%v); trying once more", re.Code)
 			continue
 		}

@@ -16,7 +16,7 @@
 // plugins, cron, Bonjour and channels are off (C3).
 //
 // The dashboard interface (OpenClaw's Control UI, served by the Gateway
-// itself) is started through adapterkit/iface: the Gateway then listens on
+// itself) is started through adapterkit/harnessui: the Gateway then listens on
 // the consumer's exact port, its token is generated at every start and
 // written 0600 to <artifact root>/.fabric/openclaw/runtimes/<runtime-id>/
 // interfaces/dashboard.token only after health, and public_origins become

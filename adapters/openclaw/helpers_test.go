@@ -12,7 +12,7 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/internal/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/testproc"
@@ -72,7 +72,7 @@ func (l *live) start(cfg map[string]any) *fabric.Runtime {
 	l.t.Helper()
 	rt, err := l.TryStart(cfg)
 	var re *fabric.RuntimeError
-	if err != nil && errors.As(err, &re) && (re.Code == openclaw.CodeStartTimeout || re.Code == iface.CodeStartTimeout) {
+	if err != nil && errors.As(err, &re) && (re.Code == openclaw.CodeStartTimeout || re.Code == harnessui.CodeStartTimeout) {
 		l.t.Logf("start timed out (%v); trying once more", re.Code)
 		rt, err = l.TryStart(cfg)
 	}

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/proc"
 )
@@ -27,7 +27,7 @@ const (
 	// gatewayGrace is the SIGTERM-to-SIGKILL grace of a Gateway that is not
 	// an interface: its state is private and removed at stop, so nothing is
 	// lost by not waiting for its own (long) shutdown drain. A Gateway that
-	// serves the dashboard is stopped by iface with the contract's 5 s (L5).
+	// serves the dashboard is stopped by harnessui with the contract's 5 s (L5).
 	gatewayGrace = 300 * time.Millisecond
 	// sweepWait bounds the killing of processes that left the group.
 	sweepWait = 2 * time.Second
@@ -61,13 +61,13 @@ type session struct {
 
 	port   int
 	res    *reservation
-	token  string        // the Gateway token; never logged or reported
-	gw     *proc.Process // the Gateway
-	ifaces *iface.Set    // the dashboard interface (the Gateway), nil when off
-	output *tail         // the Gateway's last output lines
-	wd     *watchdog     // kills the Gateway's helpers if the host dies
-	client *http.Client  // loopback only, no proxy
-	base   string        // http://127.0.0.1:<port>
+	token  string         // the Gateway token; never logged or reported
+	gw     *proc.Process  // the Gateway
+	ifaces *harnessui.Set // the dashboard interface (the Gateway), nil when off
+	output *tail          // the Gateway's last output lines
+	wd     *watchdog      // kills the Gateway's helpers if the host dies
+	client *http.Client   // loopback only, no proxy
+	base   string         // http://127.0.0.1:<port>
 
 	busy     atomic.Bool
 	turns    atomic.Int64
@@ -79,7 +79,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	log := in.Log().With("adapter", ID)
 	set, err := ParseSettings(in.Config.Harness)
 	if err != nil {
-		if ie, ok := errors.AsType[*iface.Error](err); ok {
+		if ie, ok := errors.AsType[*harnessui.Error](err); ok {
 			return nil, ie
 		}
 		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
@@ -136,7 +136,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if d := set.Dashboard; d != nil {
 		f, err := lockFile(filepath.Join(mkdirOr(portsDir()), strconv.Itoa(d.Port)+".lock"))
 		if err != nil {
-			return nil, &iface.Error{Code: iface.CodePortTaken, Interface: Dashboard, Message: fmt.Sprintf("port %d is taken before launch (S2, L6)", d.Port), Err: err}
+			return nil, &harnessui.Error{Code: harnessui.CodePortTaken, Interface: Dashboard, Message: fmt.Sprintf("port %d is taken before launch (S2, L6)", d.Port), Err: err}
 		}
 		s.res = &reservation{Base: d.Port, f: f}
 	} else if s.res, err = pickBase(set.PortRange); err != nil {
@@ -162,21 +162,21 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	args := []string{bin.Entry, "gateway", "run"}
 
 	if d := set.Dashboard; d != nil {
-		root, err := filepath.Abs(iface.ArtifactRoot(in))
+		root, err := filepath.Abs(harnessui.ArtifactRoot(in))
 		if err != nil {
 			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
-		set, err := iface.Start(ctx, iface.Spec{
+		set, err := harnessui.Start(ctx, harnessui.Spec{
 			RuntimeID: runtimeID, ArtifactRoot: root, AdapterName: Name,
 			StartupTimeout: s.set.StartupTimeout,
 			Logger:         log,
-			Children: []iface.Child{{
+			Children: []harnessui.Child{{
 				Name: Dashboard, Kind: contract.InterfaceHTTP, Browser: true, Credential: contract.CredentialBearer,
 				Port: d.Port, CheckPorts: []int{d.Port + BrowserPort}, Path: "/",
 				Command: bin.Node, Args: args, Dir: workspace, Env: env, TokenEnv: TokenEnv,
 				Stdout: s.output, Stderr: s.output,
 				HealthPath: "/healthz",
-				Ready:      func(ctx context.Context, t iface.Target) error { return s.ready(ctx, t.Token) },
+				Ready:      func(ctx context.Context, t harnessui.Target) error { return s.ready(ctx, t.Token) },
 			}},
 		})
 		if err != nil {
@@ -184,7 +184,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		}
 		s.ifaces, s.gw, s.token = set, set.Process(Dashboard), set.Token(Dashboard)
 	} else {
-		if s.token, err = iface.NewToken(); err != nil {
+		if s.token, err = harnessui.NewToken(); err != nil {
 			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
 		p, err := proc.Start(ctx, proc.Spec{
@@ -219,7 +219,7 @@ func (s *session) explainStart(err error) error {
 	}
 	out := *ae
 	out.Message = ae.Message
-	if t := s.output.String(); t != "" && out.Code != iface.CodePortTaken && out.Code != iface.CodeInvalid {
+	if t := s.output.String(); t != "" && out.Code != harnessui.CodePortTaken && out.Code != harnessui.CodeInvalid {
 		out.Message += "; the Gateway's last output:\n" + t
 	}
 	return &out

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -61,7 +61,7 @@ type Settings struct {
 	// StartupTimeout is the one deadline for all of start (L3).
 	StartupTimeout time.Duration
 	// Dashboard is the dashboard interface's settings, nil when off.
-	Dashboard *iface.InterfaceSettings
+	Dashboard *harnessui.InterfaceSettings
 }
 
 var agentIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
@@ -79,7 +79,7 @@ var declarations = sync.OnceValues(func() ([]contract.InterfaceDeclaration, erro
 
 // ParseSettings decodes and checks harness settings (planning has already
 // validated them against the descriptor; this is the host's own guard)
-// and fills in the defaults. Interface errors are *iface.Error.
+// and fills in the defaults. Interface errors are *harnessui.Error.
 func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	s := Settings{AgentID: DefaultAgentID, PortRange: PortRange{DefaultStart, DefaultEnd}}
 	var raw map[string]any
@@ -90,7 +90,7 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	if err != nil {
 		return s, fmt.Errorf("descriptor: %w", err)
 	}
-	is, err := iface.ParseSettings(raw, decls)
+	is, err := harnessui.ParseSettings(raw, decls)
 	if err != nil {
 		return s, err
 	}
@@ -101,7 +101,7 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	var own struct {
 		AgentID   *string    `json:"agent_id"`
 		PortRange *PortRange `json:"port_range"`
-		// Decoded by iface.ParseSettings above.
+		// Decoded by harnessui.ParseSettings above.
 		StartupTimeout json.RawMessage `json:"startup_timeout_seconds"`
 		Interfaces     json.RawMessage `json:"interfaces"`
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -23,7 +23,7 @@ func TestParseSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.AgentID != DefaultAgentID || s.PortRange != (PortRange{DefaultStart, DefaultEnd}) || s.StartupTimeout != iface.DefaultStartupTimeout || s.Dashboard != nil {
+	if s.AgentID != DefaultAgentID || s.PortRange != (PortRange{DefaultStart, DefaultEnd}) || s.StartupTimeout != harnessui.DefaultStartupTimeout || s.Dashboard != nil {
 		t.Errorf("defaults %+v", s)
 	}
 	s, err = ParseSettings(&contract.AgentHarnessConfig{Settings: map[string]any{

@@ -17,7 +17,7 @@
 // autoupdate, sharing, default and external plugins, LSP downloads,
 // Claude Code and external skills and project configuration are off (C3).
 //
-// Interfaces, through adapterkit/iface: "web" (OpenCode's embedded web UI,
+// Interfaces, through adapterkit/harnessui: "web" (OpenCode's embedded web UI,
 // served by the runtime's server on the consumer's exact port) and
 // "terminal" (a launcher that runs `opencode attach` against the runtime's
 // server, with the password read from its token file). Both interfaces

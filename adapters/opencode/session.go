@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/proc"
 )
@@ -28,7 +28,7 @@ import (
 const (
 	// serverGrace is the SIGTERM-to-SIGKILL grace of a server that is not
 	// an interface (OpenCode exits about 1.7 s after SIGTERM). A server
-	// that serves the web UI is stopped by iface with the contract's 5 s.
+	// that serves the web UI is stopped by harnessui with the contract's 5 s.
 	serverGrace = 3 * time.Second
 	// sweepWait bounds the killing of processes that left the group.
 	sweepWait = 2 * time.Second
@@ -78,15 +78,15 @@ type session struct {
 	bin       string
 	workspace string
 	port      int
-	base      string        // http://127.0.0.1:<port>
-	password  string        // the server's per-start password; never logged or reported
-	srv       *proc.Process // the server
-	ownSrv    bool          // srv was started here (not by iface)
-	ifaces    *iface.Set    // nil without interfaces
-	output    *tail         // the server's last output lines
-	listening chan int      // the port from the server's "listening on" line
-	client    *http.Client  // loopback only, no proxy, request timeout
-	stream    *http.Client  // for /event: no overall timeout
+	base      string         // http://127.0.0.1:<port>
+	password  string         // the server's per-start password; never logged or reported
+	srv       *proc.Process  // the server
+	ownSrv    bool           // srv was started here (not by harnessui)
+	ifaces    *harnessui.Set // nil without interfaces
+	output    *tail          // the server's last output lines
+	listening chan int       // the port from the server's "listening on" line
+	client    *http.Client   // loopback only, no proxy, request timeout
+	stream    *http.Client   // for /event: no overall timeout
 	sessionID string
 
 	busy     atomic.Bool
@@ -99,7 +99,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	log := in.Log().With("adapter", ID)
 	set, err := ParseSettings(in.Config.Harness)
 	if err != nil {
-		if ie, ok := errors.AsType[*iface.Error](err); ok {
+		if ie, ok := errors.AsType[*harnessui.Error](err); ok {
 			return nil, ie
 		}
 		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
@@ -160,32 +160,32 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			return nil, adapterkit.Wrap(CodeStartFailed, err)
 		}
 	}
-	if s.password, err = iface.NewToken(); err != nil {
+	if s.password, err = harnessui.NewToken(); err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	env := s.env(os.Environ(), key)
-	args := []string{"serve", "--pure", "--hostname", iface.Loopback}
+	args := []string{"serve", "--pure", "--hostname", harnessui.Loopback}
 
 	if w := set.Web; w != nil {
 		// The web UI is the server itself, on the consumer's exact port.
 		s.port = w.Port
-		s.base = "http://" + iface.Loopback + ":" + strconv.Itoa(s.port)
+		s.base = "http://" + harnessui.Loopback + ":" + strconv.Itoa(s.port)
 		args = append(args, "--port", strconv.Itoa(s.port))
 		for _, o := range w.PublicOrigins {
 			args = append(args, "--cors", o)
 		}
-		children := []iface.Child{{
+		children := []harnessui.Child{{
 			Name: Web, Kind: contract.InterfaceHTTP, Browser: true, Credential: contract.CredentialBasic,
 			Token: s.password, TokenEnv: PasswordEnv, Port: s.port, Path: "/",
 			Command: bin, Args: args, Dir: workspace, Env: env, EnvMarker: s.marker,
 			Stdout: s.output, Stderr: s.output,
-			Health: func(ctx context.Context, _ iface.Target) error { return s.health(ctx) },
-			Ready:  func(ctx context.Context, _ iface.Target) error { return s.health(ctx) },
+			Health: func(ctx context.Context, _ harnessui.Target) error { return s.health(ctx) },
+			Ready:  func(ctx context.Context, _ harnessui.Target) error { return s.health(ctx) },
 		}}
 		if set.Terminal != nil {
 			children = append(children, s.terminalChild())
 		}
-		is, err := iface.Start(ctx, s.ifaceSpec(in, children))
+		is, err := harnessui.Start(ctx, s.ifaceSpec(in, children))
 		if err != nil {
 			return nil, s.explainStart(err)
 		}
@@ -208,7 +208,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			return nil, err
 		}
 		if set.Terminal != nil {
-			is, err := iface.Start(ctx, s.ifaceSpec(in, []iface.Child{s.terminalChild()}))
+			is, err := harnessui.Start(ctx, s.ifaceSpec(in, []harnessui.Child{s.terminalChild()}))
 			if err != nil {
 				return nil, s.explainStart(err)
 			}
@@ -231,9 +231,9 @@ func systemInstruction(in *contract.AgentInstructionsConfig) *contract.AgentInst
 	return in.System
 }
 
-func (s *session) ifaceSpec(in adapterkit.StartInput, children []iface.Child) iface.Spec {
-	root, _ := filepath.Abs(iface.ArtifactRoot(in))
-	return iface.Spec{
+func (s *session) ifaceSpec(in adapterkit.StartInput, children []harnessui.Child) harnessui.Spec {
+	root, _ := filepath.Abs(harnessui.ArtifactRoot(in))
+	return harnessui.Spec{
 		RuntimeID: s.runtimeID, ArtifactRoot: root, AdapterName: Name,
 		StartupTimeout: s.set.StartupTimeout, Logger: s.log, Children: children,
 	}
@@ -242,10 +242,10 @@ func (s *session) ifaceSpec(in adapterkit.StartInput, children []iface.Child) if
 // terminalChild is the terminal interface: a launcher that runs `opencode
 // attach` against the runtime's server and continues its session, with
 // the password from the token file (the server's one password).
-func (s *session) terminalChild() iface.Child {
-	return iface.Child{
+func (s *session) terminalChild() harnessui.Child {
+	return harnessui.Child{
 		Name: Terminal, Kind: contract.InterfaceTerminal, Credential: contract.CredentialBasic, Token: s.password,
-		Launcher: &iface.Launcher{
+		Launcher: &harnessui.Launcher{
 			Argv:     []string{s.bin, "attach", s.base, "--dir", s.workspace, "--continue"},
 			Env:      OfflineEnv(),
 			Dir:      s.workspace,
@@ -289,7 +289,7 @@ func (s *session) awaitListening(ctx context.Context) error {
 	select {
 	case port := <-s.listening:
 		s.port = port
-		s.base = "http://" + iface.Loopback + ":" + strconv.Itoa(port)
+		s.base = "http://" + harnessui.Loopback + ":" + strconv.Itoa(port)
 		return nil
 	case <-s.srv.Done():
 		info, _ := s.srv.ExitState()
@@ -324,7 +324,7 @@ func (s *session) explainStart(err error) error {
 		ae = adapterkit.Wrap(CodeStartFailed, err)
 	}
 	out := *ae
-	if t := s.output.String(); t != "" && out.Code != iface.CodePortTaken && out.Code != iface.CodeInvalid {
+	if t := s.output.String(); t != "" && out.Code != harnessui.CodePortTaken && out.Code != harnessui.CodeInvalid {
 		out.Message += "; the server's last output:\n" + s.scrub(t)
 	}
 	return &out
@@ -419,7 +419,7 @@ func (s *session) createSession(ctx context.Context) error {
 // variable, with HOME, TMPDIR and XDG pointed into the runtime's private
 // directories, OpenCode's configuration file and offline switches, and
 // the key under KeyEnv (C1). The password is added by the caller (or
-// iface).
+// harnessui).
 func (s *session) env(base []string, key string) []string {
 	set := append(s.dirs.Env(), s.marker)
 	set = append(set, offlineEnv...)
@@ -529,7 +529,7 @@ func (s *session) CheckInterface(ctx context.Context, name, level string) (adapt
 // The session reports and checks its interfaces.
 var _ adapterkit.InterfaceSession = (*session)(nil)
 
-// Stop ends the server: iface removes the token files and markers first;
+// Stop ends the server: harnessui removes the token files and markers first;
 // then SIGTERM to the server's group, a grace, SIGKILL; then every process
 // that left the group but carries the runtime's configuration path is
 // killed and the private directories are removed.

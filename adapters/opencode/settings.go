@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -48,8 +48,8 @@ type Settings struct {
 	// StartupTimeout is the one deadline for all of start (L3).
 	StartupTimeout time.Duration
 	// Web and Terminal are the interfaces' settings, nil when off.
-	Web      *iface.InterfaceSettings
-	Terminal *iface.InterfaceSettings
+	Web      *harnessui.InterfaceSettings
+	Terminal *harnessui.InterfaceSettings
 }
 
 // declarations are the descriptor's interface declarations.
@@ -65,7 +65,7 @@ var declarations = sync.OnceValues(func() ([]contract.InterfaceDeclaration, erro
 
 // ParseSettings decodes and checks harness settings (planning has already
 // validated them against the descriptor; this is the host's own guard)
-// and fills in the defaults. Interface errors are *iface.Error.
+// and fills in the defaults. Interface errors are *harnessui.Error.
 func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	s := Settings{Agent: DefaultAgent, RequestTimeout: DefaultRequestTimeout}
 	var raw map[string]any
@@ -76,7 +76,7 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	if err != nil {
 		return s, fmt.Errorf("descriptor: %w", err)
 	}
-	is, err := iface.ParseSettings(raw, decls)
+	is, err := harnessui.ParseSettings(raw, decls)
 	if err != nil {
 		return s, err
 	}
@@ -91,7 +91,7 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 		Agent          *string  `json:"agent"`
 		RequestTimeout *float64 `json:"request_timeout_seconds"`
 		Snapshots      *bool    `json:"snapshots"`
-		// Decoded by iface.ParseSettings above.
+		// Decoded by harnessui.ParseSettings above.
 		StartupTimeout json.RawMessage `json:"startup_timeout_seconds"`
 		Interfaces     json.RawMessage `json:"interfaces"`
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -21,7 +21,7 @@ func TestParseSettings(t *testing.T) {
 		check    func(Settings) bool
 	}{
 		{"defaults", nil, func(s Settings) bool {
-			return s.Agent == DefaultAgent && !s.Snapshots && s.RequestTimeout == DefaultRequestTimeout && s.StartupTimeout == iface.DefaultStartupTimeout && s.Web == nil && s.Terminal == nil
+			return s.Agent == DefaultAgent && !s.Snapshots && s.RequestTimeout == DefaultRequestTimeout && s.StartupTimeout == harnessui.DefaultStartupTimeout && s.Web == nil && s.Terminal == nil
 		}},
 		{"all", map[string]any{
 			"agent": "plan", "request_timeout_seconds": 10.0, "snapshots": true, "startup_timeout_seconds": 75.0,

@@ -54,7 +54,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		return 0
 	case "scan":
-		ledger := fs.String("ledger", "", "the token ledger (adapterkit/iface EnvTokenLedger)")
+		ledger := fs.String("ledger", "", "the token ledger (adapterkit/harnessui EnvTokenLedger)")
 		if fs.Parse(args[1:]) != nil || *ledger == "" || fs.NArg() == 0 {
 			fmt.Fprintln(stderr, "scan: --ledger FILE and at least one PATH are required")
 			return 2

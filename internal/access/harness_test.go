@@ -20,7 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/testaudit"
@@ -201,7 +201,7 @@ func (e *env) start() {
 		e.t.Fatal(err)
 	}
 	pepper, _ := os.ReadFile(filepath.Join(e.opts.StoreDir, keyFile))
-	iface.RecordForAudit(hex.EncodeToString(pepper))
+	harnessui.RecordForAudit(hex.EncodeToString(pepper))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- g.Serve(ctx) }()
@@ -241,7 +241,7 @@ func (e *env) key(client, agent string) Key {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	iface.RecordForAudit(k.Token)
+	harnessui.RecordForAudit(k.Token)
 	e.tokens = append(e.tokens, k.Token)
 	return k
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkginstall"
@@ -73,7 +73,7 @@ func TestLivePackagesInstallThenRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	const key = "sk-fabric-install-live-7d2a"
-	iface.RecordForAudit(key)
+	harnessui.RecordForAudit(key)
 	stub := modelstub.New(script, modelstub.WithExpectKey(key))
 	t.Cleanup(stub.Close)
 	t.Setenv("FABRIC_STUB_API_KEY", key)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 )
 
 // CookieName is the session cookie.
@@ -111,7 +111,7 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 		refuse(w, r, http.StatusInternalServerError, "internal", err.Error())
 		return
 	}
-	iface.RecordForAudit(sess)
+	harnessui.RecordForAudit(sess)
 	c.mu.Lock()
 	if len(c.sessions) >= maxSessions {
 		var oldest string

@@ -18,7 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/renameio"
 
 	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/supervisor"
 )
@@ -125,7 +125,7 @@ func New(opts Options) (*Console, error) {
 		ln.Close()
 		return nil, err
 	}
-	iface.RecordForAudit(tok)
+	harnessui.RecordForAudit(tok)
 	c := &Console{opts: opts, log: opts.Logger, sup: opts.Supervisor, ln: ln, token: tok,
 		tokenFile: filepath.Join(opts.StateDir, TokenFile), sessions: map[string]time.Time{}, client: opts.HTTPClient}
 	if c.client == nil {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/internal/console"
 	"github.com/fabric-runtime/fabric/internal/supervisor"
 )
@@ -43,7 +43,7 @@ func newRig(t *testing.T) *rig {
 		t.Fatal(err)
 	}
 	tok := strings.TrimSpace(string(b))
-	iface.RecordForAudit(tok)
+	harnessui.RecordForAudit(tok)
 	ctx, cancel := context.WithCancel(context.Background())
 	supDone, consDone := make(chan struct{}), make(chan error, 1)
 	go func() { sup.Serve(ctx); close(supDone) }()
@@ -143,7 +143,7 @@ func TestSignInAndRefusals(t *testing.T) {
 		t.Fatalf("session cookie %q", ck)
 	}
 	sess := strings.SplitN(strings.SplitN(ck, ";", 2)[0], "=", 2)[1]
-	iface.RecordForAudit(sess)
+	harnessui.RecordForAudit(sess)
 	cookie := console.CookieName + "=" + sess
 	if st, _, body := r.do(t, "GET", "/", "Cookie", cookie); st != 200 || !strings.Contains(body, `data-page="deployment"`) {
 		t.Fatalf("page with the session = %d", st)

@@ -20,7 +20,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -143,7 +143,7 @@ func needClients(t testing.TB) (node, dir string) {
 // secret records a value that must appear in no state file, log, process
 // environment or client output; it goes to the suite's ledger too.
 func (w *accessWorld) secret(v string) {
-	iface.RecordForAudit(v)
+	harnessui.RecordForAudit(v)
 	w.mu.Lock()
 	w.secrets = append(w.secrets, v)
 	w.mu.Unlock()
@@ -376,7 +376,7 @@ func checkStream(t testing.TB, what string, evs []jsLine, from int, terminal str
 // counted at the scripted endpoint.
 func TestDeployAccess(t *testing.T) {
 	provider := "sk-e2e-access-provider-" + fmt.Sprint(time.Now().UnixNano())
-	iface.RecordForAudit(provider)
+	harnessui.RecordForAudit(provider)
 	w := &accessWorld{world: newWorld(t, upstreamKeyEnv+"="+provider)}
 	needHarness(t, w.world, "codex")
 	w.node, w.clients = needClients(t)

@@ -18,7 +18,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/internal/browsertest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -37,7 +37,7 @@ const consoleText = "alpha bravo charlie delta echo foxtrot golf hotel india jul
 // output.
 func TestConsole(t *testing.T) {
 	provider := "sk-e2e-console-provider-" + fmt.Sprint(time.Now().UnixNano())
-	iface.RecordForAudit(provider)
+	harnessui.RecordForAudit(provider)
 	w := newWorld(t, upstreamKeyEnv+"="+provider)
 	needHarness(t, w, "codex", "mcp-server-everything")
 	chromium := browsertest.Require(t)
@@ -94,7 +94,7 @@ spec:
 	if !ok || !strings.HasPrefix(token, "fabc_") {
 		t.Fatalf("fabric deploy console printed no sign-in address for %s", cons.URL)
 	}
-	iface.RecordForAudit(token)
+	harnessui.RecordForAudit(token)
 	if !strings.HasPrefix(cons.URL, "http://127.0.0.1:") {
 		t.Fatalf("console at %s: not loopback", cons.URL)
 	}
@@ -306,7 +306,7 @@ spec:
 		}
 		wait(t, "the token, shown once", 20*time.Second, `!document.querySelector('#secret').hidden && /^faba_/.test(document.querySelector('#secret-token').textContent)`)
 		key := eval(t, `document.querySelector('#secret-token').textContent`)
-		iface.RecordForAudit(key)
+		harnessui.RecordForAudit(key)
 		keyID := eval(t, `document.querySelector('#secret-key-id').textContent`)
 		if err := b.Do(10*time.Second, chromedp.Click(chromedp.CSS(`#secret-use`))); err != nil {
 			t.Fatal(err)

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 )
 
 // gatewayDoc is a deployment of agents (YAML list items) attached to one
@@ -56,7 +56,7 @@ func (w *world) grant(file, agent, client string) grantOut {
 	if code != 0 || json.Unmarshal(o, &g) != nil || g.Token == "" {
 		w.t.Fatalf("grant: exit %d\n%s\n%s", code, o, e)
 	}
-	iface.RecordForAudit(g.Token)
+	harnessui.RecordForAudit(g.Token)
 	return g
 }
 

@@ -12,7 +12,7 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
@@ -192,7 +192,7 @@ func (s Suite) Run(t testing.TB, profileFile string) {
 		t.Fatalf("profile %s names no modelstub script: every bundled profile serves its own model endpoint", profileFile)
 	}
 	if profile.SecretEnv != "" {
-		iface.RecordForAudit(profile.Env[profile.SecretEnv])
+		harnessui.RecordForAudit(profile.Env[profile.SecretEnv])
 	}
 	exe, err := os.Executable()
 	if err != nil {

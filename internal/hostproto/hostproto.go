@@ -62,7 +62,7 @@ type StartResult struct {
 	HealthControl json.RawMessage `json:"health_control,omitempty"`
 	Metadata      map[string]any  `json:"metadata,omitempty"`
 	// Interfaces are the harness interfaces the session runs (never a
-	// credential; see adapterkit/iface).
+	// credential; see adapterkit/harnessui).
 	Interfaces []contract.InterfaceInfo `json:"interfaces,omitempty"`
 }
 

@@ -300,7 +300,7 @@ func Render(rows []Row) []byte {
 	b.WriteString("Columns: **Tool policy** lists the `tools.*` fields the adapter accepts; **MCP** the `mcp` fields;\n")
 	b.WriteString("**Cancel** and **Streaming** are the descriptor's capabilities; **Resume** and **Permissions** list the\n")
 	b.WriteString("adapter settings that select a session or govern tool permissions and sandboxing; **Interfaces** are the\n")
-	b.WriteString("declared harness interfaces (see `adapterkit/iface`).\n\n")
+	b.WriteString("declared harness interfaces (see `adapterkit/harnessui`).\n\n")
 	b.WriteString("| Adapter | Source | Harness (pinned) | Protocol | Tool policy | MCP | Skills | Cancel | Resume | Permissions | Streaming | Interfaces |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range rows {

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/internal/testaudit"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
@@ -655,10 +655,10 @@ func TestLedger(t *testing.T) {
 	if err := os.Symlink(good, link); err != nil {
 		t.Fatal(err)
 	}
-	suite := os.Getenv(iface.EnvTokenLedger)
+	suite := os.Getenv(harnessui.EnvTokenLedger)
 	var made []string
 	defer func() { // the placeholders made here go to the suite's ledger, too
-		os.Setenv(iface.EnvTokenLedger, suite)
+		os.Setenv(harnessui.EnvTokenLedger, suite)
 		for _, ph := range made {
 			RecordForAudit(ph)
 		}
@@ -673,7 +673,7 @@ func TestLedger(t *testing.T) {
 		path, read string
 		recorded   bool
 	}{{good, good, true}, {loose, loose, false}, {link, good, false}, {filepath.Join(dir, "missing"), good, false}} {
-		t.Setenv(iface.EnvTokenLedger, c.path)
+		t.Setenv(harnessui.EnvTokenLedger, c.path)
 		before, _ := os.ReadFile(c.read)
 		ph, err := p.Grant("r", "a")
 		if err != nil {

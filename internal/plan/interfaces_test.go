@@ -12,10 +12,10 @@ import (
 
 // TestInterfacesPlanning: planning rejects unknown interface names and
 // fields from the descriptor alone (S8), using the settings fragment that
-// `go generate ./adapterkit/iface` wrote into the descriptor, and rejects
+// `go generate ./adapterkit/harnessui` wrote into the descriptor, and rejects
 // interfaces for adapters that declare none.
 func TestInterfacesPlanning(t *testing.T) {
-	generated, err := os.ReadFile("../../adapterkit/iface/testdata/demo.golden.json")
+	generated, err := os.ReadFile("../../adapterkit/harnessui/testdata/demo.golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestInterfacesPlanning(t *testing.T) {
 // TestInterfacesDeclaredInPlan: the plan carries the descriptor's
 // interface declarations, so a consumer sees what the adapter supports.
 func TestInterfacesDeclaredInPlan(t *testing.T) {
-	generated, err := os.ReadFile("../../adapterkit/iface/testdata/demo.golden.json")
+	generated, err := os.ReadFile("../../adapterkit/harnessui/testdata/demo.golden.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
@@ -326,7 +326,7 @@ func TestStopWithATurnInFlight(t *testing.T) {
 // suite's token ledger so the scan proves it never appears in any output.
 func setTestKey(t *testing.T) {
 	const key = "sk-fabric-supervisor-revoke-4e1c"
-	iface.RecordForAudit(key)
+	harnessui.RecordForAudit(key)
 	t.Setenv("FABRIC_SUPERVISOR_TEST_KEY", key)
 }
 

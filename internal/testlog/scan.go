@@ -10,7 +10,7 @@ import (
 )
 
 // tokenLen is the length of an interface token: 256 bits in lower-case hex
-// (adapterkit/iface).
+// (adapterkit/harnessui).
 const tokenLen = 64
 
 // Ledger is the set of token values a run generated.

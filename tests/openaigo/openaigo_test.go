@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -167,13 +167,13 @@ func TestOpenAIGo(t *testing.T) {
 		URL   string `json:"url"`
 	}
 	fabric(t, dir, &k, "deploy", "access", "grant", "deploy.yaml", "--integration", "gateway", "--agent", "writer", "--client", "gocli")
-	iface.RecordForAudit(k.Token)
+	harnessui.RecordForAudit(k.Token)
 	var ks struct {
 		Token string `json:"token"`
 		URL   string `json:"url"`
 	}
 	fabric(t, dir, &ks, "deploy", "access", "grant", "deploy.yaml", "--integration", "gateway", "--agent", "slow", "--client", "gocli")
-	iface.RecordForAudit(ks.Token)
+	harnessui.RecordForAudit(ks.Token)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

@@ -1,7 +1,7 @@
 // Command descgen writes the interfaces contract's settings fragment into
 // every descriptor that declares interfaces (S8): each
 // <dir>/*/packages/*/*.fabric-adapter.json given on the command line. Run it through
-// `go generate ./adapterkit/iface`.
+// `go generate ./adapterkit/harnessui`.
 package main
 
 import (
@@ -10,7 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/fabric-runtime/fabric/adapterkit/iface"
+	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 )
 
 func main() {
@@ -42,7 +42,7 @@ func update(path string) error {
 	if err != nil {
 		return err
 	}
-	out, err := iface.UpdateDescriptor(data)
+	out, err := harnessui.UpdateDescriptor(data)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package iface
+package harnessui
 
 //go:generate go run ./internal/descgen ../../adapters
 
@@ -30,7 +30,7 @@ func settingsProperties(decls []contract.InterfaceDeclaration) (object, error) {
 	}
 	v, err := decodeOrdered(fragmentJSON)
 	if err != nil {
-		return nil, fmt.Errorf("iface: fragment.json: %w", err)
+		return nil, fmt.Errorf("harnessui: fragment.json: %w", err)
 	}
 	tmpl := v.(object)
 	props := object{}
@@ -112,7 +112,7 @@ func CheckDescriptor(data []byte) error {
 			return err
 		}
 		if !reflect.DeepEqual(schema.Properties[m.key], w) {
-			errs = append(errs, fmt.Errorf("descriptor %s: settings_schema.properties.%s differs from the interfaces fragment; run `go generate ./adapterkit/iface`", d.AdapterID, m.key))
+			errs = append(errs, fmt.Errorf("descriptor %s: settings_schema.properties.%s differs from the interfaces fragment; run `go generate ./adapterkit/harnessui`", d.AdapterID, m.key))
 		}
 	}
 	return errors.Join(errs...)
@@ -142,7 +142,7 @@ func UpdateDescriptor(data []byte) ([]byte, error) {
 		}
 	}
 	if err := CheckDescriptor(out); err != nil {
-		return nil, fmt.Errorf("iface: generated descriptor does not check: %w", err)
+		return nil, fmt.Errorf("harnessui: generated descriptor does not check: %w", err)
 	}
 	return out, nil
 }

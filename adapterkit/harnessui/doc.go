@@ -1,4 +1,4 @@
-// Package iface runs a runtime's harness interfaces (dashboards, APIs,
+// Package harnessui runs a runtime's harness interfaces (dashboards, APIs,
 // terminal UIs) under Fabric's interfaces contract, written once for every
 // adapter. Rule ids (S1-S9 settings, L1-L7 lifecycle, P1-P5 paths, T1-T4
 // credentials, A1-A4 access, C1-C4 configuration, Q1-Q9 resolved
@@ -12,7 +12,7 @@
 //     of start (L3). The JSON Schema for both is defined once
 //     (fragment.json) and generated into each descriptor's settings_schema
 //     from the descriptor's "interfaces" declarations by
-//     `go generate ./adapterkit/iface` (UpdateDescriptor); CheckDescriptor,
+//     `go generate ./adapterkit/harnessui` (UpdateDescriptor); CheckDescriptor,
 //     run by this package's tests over adapters/*/, fails when a copy
 //     differs (S8). ParseSettings decodes the settings in the adapter.
 //   - Start and Stop. Start launches the HTTP interfaces' children
@@ -44,13 +44,13 @@
 //
 //	var desc contract.AdapterDescriptor // the adapter's embedded descriptor
 //	_ = json.Unmarshal(descriptorJSON, &desc)
-//	settings, err := iface.ParseSettings(in.Config.Harness.Settings, desc.Interfaces)
+//	settings, err := harnessui.ParseSettings(in.Config.Harness.Settings, desc.Interfaces)
 //	if err != nil {
 //		return nil, err
 //	}
-//	var children []iface.Child
+//	var children []harnessui.Child
 //	if dash, on := settings.Enabled("dashboard"); on {
-//		children = append(children, iface.Child{
+//		children = append(children, harnessui.Child{
 //			Name: "dashboard", Kind: contract.InterfaceHTTP, Browser: true,
 //			Credential: contract.CredentialBearer, TokenEnv: "OPENCLAW_GATEWAY_TOKEN",
 //			Port: dash.Port, CheckPorts: []int{dash.Port + 2},
@@ -58,12 +58,12 @@
 //			Env: env, HealthPath: "/healthz", ReadyPath: "/v1/models",
 //		})
 //	}
-//	set, err := iface.Start(ctx, iface.Spec{
-//		RuntimeID: in.RuntimeContext.RuntimeID, ArtifactRoot: iface.ArtifactRoot(in),
+//	set, err := harnessui.Start(ctx, harnessui.Spec{
+//		RuntimeID: in.RuntimeContext.RuntimeID, ArtifactRoot: harnessui.ArtifactRoot(in),
 //		AdapterName: "openclaw", StartupTimeout: settings.StartupTimeout, Children: children,
 //	})
 //	if err != nil {
-//		return nil, err // *iface.Error, also an *adapterkit.Error with a stable code
+//		return nil, err // *harnessui.Error, also an *adapterkit.Error with a stable code
 //	}
 //	token := set.Token("dashboard") // for the adapter's own API calls; never log it
 //	report := set.Interfaces()      // for the runtime handle
@@ -74,10 +74,10 @@
 // interface_launch_failed, interface_child_exited, interface_start_timeout,
 // interface_start_cancelled, interface_files_failed, interface_stop_failed.
 //
-// What iface must never do: put a credential in a handle, report, error,
+// What harnessui must never do: put a credential in a handle, report, error,
 // log line, launcher, marker or command line (T1); write a token or marker
 // before every child passed health, or leave one after a failed start
 // (Q1, L2); choose a port other than the one given (L6); signal a process
 // it did not start; restart an interface (L4). Process supervision and the
 // ownership check are Linux-only (proc); elsewhere Start fails.
-package iface
+package harnessui

@@ -1,4 +1,4 @@
-package iface
+package harnessui
 
 import (
 	"encoding/json"

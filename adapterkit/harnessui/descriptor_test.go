@@ -1,4 +1,4 @@
-package iface
+package harnessui
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ var update = flag.Bool("update", false, "rewrite testdata/demo.golden.json")
 
 // TestDescriptorsCarryFragment (S8): every descriptor under adapters/ that
 // declares interfaces carries the fragment exactly as generated; run
-// `go generate ./adapterkit/iface` after changing a declaration.
+// `go generate ./adapterkit/harnessui` after changing a declaration.
 func TestDescriptorsCarryFragment(t *testing.T) {
 	paths, err := filepath.Glob("../../adapters/*/packages/*/*.fabric-adapter.json")
 	if err != nil || len(paths) == 0 {
@@ -68,7 +68,7 @@ func TestUpdateDescriptor(t *testing.T) {
 	if err := CheckDescriptor(golden); err != nil {
 		t.Error(err)
 	}
-	if err := CheckDescriptor(in); err == nil || !strings.Contains(err.Error(), "go generate ./adapterkit/iface") {
+	if err := CheckDescriptor(in); err == nil || !strings.Contains(err.Error(), "go generate ./adapterkit/harnessui") {
 		t.Errorf("CheckDescriptor of the ungenerated descriptor: %v", err)
 	}
 	if err := validate.Validate("adapter-descriptor", golden); err != nil {
