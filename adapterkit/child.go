@@ -8,10 +8,10 @@ import (
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 )
 
-// EnvBuiltinAdapter names the bundled Go adapter a re-executed Fabric
+// EnvBundledAdapter names the bundled Go adapter a re-executed Fabric
 // binary serves as a host (the core sets it from the descriptor's
 // runner.builtin). ChildEnv drops it: a harness child is not a host.
-const EnvBuiltinAdapter = hostproto.EnvBuiltinAdapter
+const EnvBundledAdapter = hostproto.EnvBundledAdapter
 
 // Dirs are the private directories of one harness in one runtime: Root
 // (under the runtime's home, FABRIC_HOME), with the harness's HOME and
@@ -82,7 +82,7 @@ func (d Dirs) Env() []string {
 // for a host). The runtime's variables (FABRIC_HOME, FABRIC_RUNTIME_ID,
 // FABRIC_ARTIFACTS) are not among them.
 var hostOnly = [...]string{
-	hostproto.EnvChannelFD, hostproto.EnvProtocol, hostproto.EnvBuiltinAdapter, hostproto.EnvGoMaxProcs,
+	hostproto.EnvChannelFD, hostproto.EnvProtocol, hostproto.EnvBundledAdapter, hostproto.EnvGoMaxProcs,
 }
 
 // ChildEnv builds the environment of a harness child from base, the

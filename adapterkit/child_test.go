@@ -23,7 +23,7 @@ func TestChildEnv(t *testing.T) {
 		{
 			name: "host protocol variables dropped, the runtime's kept",
 			base: []string{"PATH=/bin", hostproto.EnvChannelFD + "=3", hostproto.EnvProtocol + "=fabric.host/v2",
-				hostproto.EnvBuiltinAdapter + "=x", hostproto.EnvGoMaxProcs + "=1", hostproto.EnvHome + "=/h", hostproto.EnvRuntimeID + "=runtime-1"},
+				hostproto.EnvBundledAdapter + "=x", hostproto.EnvGoMaxProcs + "=1", hostproto.EnvHome + "=/h", hostproto.EnvRuntimeID + "=runtime-1"},
 			want: []string{"PATH=/bin", hostproto.EnvHome + "=/h", hostproto.EnvRuntimeID + "=runtime-1"},
 		},
 		{

@@ -52,7 +52,7 @@ func runSuite(t *testing.T, p Profile) Report {
 func TestBundledScriptedAdaptersPassEveryItem(t *testing.T) {
 	for _, id := range []string{"fabric.scripted", "fabric.scripted.v1"} {
 		t.Run(id, func(t *testing.T) {
-			p, ok := BuiltinProfile(id)
+			p, ok := BundledProfile(id)
 			if !ok {
 				t.Fatalf("no built-in profile for %s", id)
 			}

@@ -10,7 +10,7 @@
 // prerequisites a profile does not provide are skipped with a reason, never
 // passed.
 //
-// The suite never names an adapter in its logic (only BuiltinProfile does),
+// The suite never names an adapter in its logic (only BundledProfile does),
 // never touches processes it did not cause, and leaves no runtime, process
 // or directory behind: leaked host processes are reported and then killed.
 package conformance

@@ -206,9 +206,9 @@ func isEnvName(s string) bool {
 	return s != ""
 }
 
-// BuiltinProfile returns the profile of a bundled adapter that has one
+// BundledProfile returns the profile of a bundled adapter that has one
 // (fabric.scripted and fabric.scripted.v1): every item applies to them.
-func BuiltinProfile(adapterID string) (Profile, bool) {
+func BundledProfile(adapterID string) (Profile, bool) {
 	switch adapterID {
 	case "fabric.scripted", "fabric.scripted.v1":
 		return scriptedProfile(adapterID), true

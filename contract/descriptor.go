@@ -32,8 +32,11 @@ type RunnerSpec struct {
 	Cwd      string            `json:"cwd,omitempty"`
 	Env      map[string]string `json:"env,omitempty"`
 	Protocol string            `json:"protocol,omitempty"`
-	// Builtin names a Go adapter compiled into the fabric binary; the
-	// runtime re-executes the binary as its host.
+	// Builtin names a bundled Go adapter (one compiled into the fabric
+	// binary); the runtime re-executes the binary, or fabric-host, as its
+	// host. The Go name follows the descriptor's JSON field, runner.builtin,
+	// which published descriptors and package digests already carry; in
+	// prose and every other identifier the concept is "bundled".
 	Builtin string `json:"builtin,omitempty"`
 }
 

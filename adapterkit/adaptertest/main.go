@@ -36,7 +36,7 @@ func Main(m *testing.M, hosts ...Host) {
 // id: it serves a when the core re-executed this binary for id.
 func Serve(id string, a adapterkit.Adapter) Host {
 	return func() (bool, int) {
-		if os.Getenv(hostproto.EnvBuiltinAdapter) != id {
+		if os.Getenv(hostproto.EnvBundledAdapter) != id {
 			return false, 0
 		}
 		if err := adapterkit.Serve(context.Background(), a); err != nil {

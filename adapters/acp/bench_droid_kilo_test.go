@@ -65,7 +65,7 @@ func BenchmarkLiveDroidKilo(b *testing.B) {
 				// its children) and the host, after the turns settled.
 				var tree, host []int
 				for _, pid := range agentPids(l.StateDir) {
-					if strings.Contains(cmdline(pid), "FABRIC_BUILTIN_ADAPTER") || isHost(pid) {
+					if strings.Contains(cmdline(pid), "FABRIC_BUNDLED_ADAPTER") || isHost(pid) {
 						host = append(host, pid)
 					} else {
 						tree = append(tree, pid)
@@ -108,7 +108,7 @@ func cmdline(pid int) string {
 // isHost reports whether pid is an adapter host (the test binary
 // re-executed with the host protocol's channel).
 func isHost(pid int) bool {
-	_, ok := procEnv(pid, "FABRIC_BUILTIN_ADAPTER")
+	_, ok := procEnv(pid, "FABRIC_BUNDLED_ADAPTER")
 	_, sup := procEnv(pid, "FABRIC_SUBREAPER")
 	return ok && !sup
 }

@@ -106,7 +106,7 @@ func (Set) Descriptors() iter.Seq2[string, []byte] {
 
 // EnvAdapter tells a re-executed host binary which bundled adapter to
 // serve (the core sets it from the descriptor's runner.builtin).
-const EnvAdapter = adapterkit.EnvBuiltinAdapter
+const EnvAdapter = adapterkit.EnvBundledAdapter
 
 // ServeHost runs this process as the host of a bundled adapter when
 // Fabric re-executed it for that purpose (or as the subreaper an adapter

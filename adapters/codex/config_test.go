@@ -307,7 +307,7 @@ func TestLinkSkills(t *testing.T) {
 
 func TestEnv(t *testing.T) {
 	env := Env([]string{"PATH=/bin", "HOME=/root", "FABRIC_HOST_CHANNEL_FD=3", "FABRIC_HOST_PROTOCOL=fabric.host/v2",
-		"FABRIC_BUILTIN_ADAPTER=nvidia.fabric.codex", "TMPDIR=/tmp", "MY_KEY=v", "FABRIC_CODEX_BIN=/x"}, "/p/home", "/p/home/.codex", "/p/tmp")
+		"FABRIC_BUNDLED_ADAPTER=nvidia.fabric.codex", "TMPDIR=/tmp", "MY_KEY=v", "FABRIC_CODEX_BIN=/x"}, "/p/home", "/p/home/.codex", "/p/tmp")
 	got := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -321,7 +321,7 @@ func TestEnv(t *testing.T) {
 			t.Errorf("%s=%q, want %q", k, got[k], v)
 		}
 	}
-	for _, k := range []string{"FABRIC_HOST_CHANNEL_FD", "FABRIC_HOST_PROTOCOL", "FABRIC_BUILTIN_ADAPTER", "FABRIC_CODEX_BIN"} {
+	for _, k := range []string{"FABRIC_HOST_CHANNEL_FD", "FABRIC_HOST_PROTOCOL", "FABRIC_BUNDLED_ADAPTER", "FABRIC_CODEX_BIN"} {
 		if _, ok := got[k]; ok {
 			t.Errorf("%s passed to codex", k)
 		}

@@ -44,7 +44,7 @@ func (l *lockedBuffer) String() string {
 
 func hostCmd(protocol string) (*exec.Cmd, *lockedBuffer) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), hostproto.EnvBuiltinAdapter+"="+scripted.ID, hostproto.EnvProtocol+"="+protocol, "GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), hostproto.EnvBundledAdapter+"="+scripted.ID, hostproto.EnvProtocol+"="+protocol, "GORACE=atexit_sleep_ms=0")
 	stderr := new(lockedBuffer)
 	cmd.Stderr = stderr
 	return cmd, stderr

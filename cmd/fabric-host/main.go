@@ -1,5 +1,5 @@
 // Command fabric-host hosts one bundled Go adapter for a Fabric runtime. The
-// core starts it with FABRIC_BUILTIN_ADAPTER set; it links only the adapters
+// core starts it with FABRIC_BUNDLED_ADAPTER set; it links only the adapters
 // and adapterkit, so it starts faster and uses less memory than re-executing
 // the full fabric binary (which can host them too).
 //

@@ -74,7 +74,7 @@ func conformanceProfile(target, profilePath string) (conformance.Profile, error)
 		return conformance.Profile{}, err
 	}
 	if profilePath == "" {
-		if p, ok := conformance.BuiltinProfile(adapterID); ok {
+		if p, ok := conformance.BundledProfile(adapterID); ok {
 			p.Descriptor = descriptor
 			return p, nil
 		}

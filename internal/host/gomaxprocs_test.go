@@ -18,18 +18,18 @@ import (
 )
 
 func TestGoHostEnv(t *testing.T) {
-	builtin := hostproto.EnvBuiltinAdapter + "=fabric.scripted"
+	bundled := hostproto.EnvBundledAdapter + "=fabric.scripted"
 	one := []string{"GOMAXPROCS=1", hostproto.EnvGoMaxProcs + "=1"}
 	for _, tc := range []struct {
 		name     string
 		env, add []string
 	}{
-		{"a bundled Go host runs on one P", []string{"HOME=/h", builtin}, one},
-		{"GOMAXPROCS the core was given is kept", []string{builtin, "GOMAXPROCS=4"}, nil},
-		{"an empty GOMAXPROCS counts as given", []string{"GOMAXPROCS=", builtin}, nil},
-		{"not twice", append([]string{builtin}, one...), nil},
+		{"a bundled Go host runs on one P", []string{"HOME=/h", bundled}, one},
+		{"GOMAXPROCS the core was given is kept", []string{bundled, "GOMAXPROCS=4"}, nil},
+		{"an empty GOMAXPROCS counts as given", []string{"GOMAXPROCS=", bundled}, nil},
+		{"not twice", append([]string{bundled}, one...), nil},
 		{"any other host is left alone", []string{"HOME=/h"}, nil},
-		{"a variable that only starts like it is not it", []string{"GOMAXPROCSX=2", builtin}, one},
+		{"a variable that only starts like it is not it", []string{"GOMAXPROCSX=2", bundled}, one},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := slices.Clone(tc.env)
@@ -44,7 +44,7 @@ func TestGoHostEnv(t *testing.T) {
 	}
 	// Appending must not write into spare capacity the caller still owns.
 	env := make([]string, 1, 4)
-	env[0] = builtin
+	env[0] = bundled
 	_ = goHostEnv(env)
 	if extra := env[:2][1]; extra != "" {
 		t.Fatalf("goHostEnv wrote %q into the caller's array", extra)
@@ -95,7 +95,7 @@ func TestBundledHostOneP(t *testing.T) {
 			base = append(base, kv)
 		}
 	}
-	base = append(base, hostproto.EnvBuiltinAdapter+"="+envReportAdapter)
+	base = append(base, hostproto.EnvBundledAdapter+"="+envReportAdapter)
 	for _, tc := range []struct {
 		name, protocol string
 		env            []string

@@ -122,21 +122,21 @@ func Launch(ctx context.Context, spec Spec) (*Host, error) {
 }
 
 // goHostEnv returns env for the host: one that serves a bundled Go adapter
-// (hostproto.EnvBuiltinAdapter) and is not given GOMAXPROCS runs on one P.
+// (hostproto.EnvBundledAdapter) and is not given GOMAXPROCS runs on one P.
 // It serves one runtime and mostly waits on I/O, and every P costs memory
 // it touches at start (an mcache and its spans, an M and its stacks): on 2
 // cores one P saves about a sixth of its page faults from exec to ready and
 // a quarter of its anonymous memory when idle (bench/run.sh). The host
 // unsets both variables before it starts anything (adapterkit.Serve).
 func goHostEnv(env []string) []string {
-	builtin := false
+	bundled := false
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "GOMAXPROCS=") || strings.HasPrefix(kv, hostproto.EnvGoMaxProcs+"=") {
 			return env
 		}
-		builtin = builtin || strings.HasPrefix(kv, hostproto.EnvBuiltinAdapter+"=")
+		bundled = bundled || strings.HasPrefix(kv, hostproto.EnvBundledAdapter+"=")
 	}
-	if !builtin {
+	if !bundled {
 		return env
 	}
 	return append(slices.Clip(env), "GOMAXPROCS=1", hostproto.EnvGoMaxProcs+"=1")

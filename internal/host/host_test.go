@@ -31,7 +31,7 @@ func TestMain(m *testing.M) {
 	if reply, ok := os.LookupEnv(envReply); ok {
 		os.Exit(scriptedHost(reply))
 	}
-	if os.Getenv(hostproto.EnvBuiltinAdapter) == envReportAdapter {
+	if os.Getenv(hostproto.EnvBundledAdapter) == envReportAdapter {
 		os.Exit(reportHost())
 	}
 	os.Exit(m.Run())

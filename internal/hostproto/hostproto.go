@@ -30,9 +30,9 @@ const (
 	EnvProtocol = "FABRIC_HOST_PROTOCOL"
 	// EnvChannelFD is the file descriptor of the v2 channel (always 3).
 	EnvChannelFD = "FABRIC_HOST_CHANNEL_FD"
-	// EnvBuiltinAdapter names the bundled Go adapter a host binary serves
+	// EnvBundledAdapter names the bundled Go adapter a host binary serves
 	// (the core sets it from the descriptor's runner.builtin).
-	EnvBuiltinAdapter = "FABRIC_BUILTIN_ADAPTER"
+	EnvBundledAdapter = "FABRIC_BUNDLED_ADAPTER"
 	// EnvGoMaxProcs=1 says the core set GOMAXPROCS=1 for a bundled Go
 	// host's own runtime (internal/host); the host unsets both before it
 	// starts anything (adapterkit.Serve), so its children see the

@@ -134,7 +134,7 @@ func hostEnv(p *contract.RunPlan, opts *Options, runtimeID, home, artifacts stri
 			set(k, v)
 		}
 		if spec.Builtin != "" {
-			set(hostproto.EnvBuiltinAdapter, spec.Builtin)
+			set(hostproto.EnvBundledAdapter, spec.Builtin)
 		}
 	}
 	if p.EnvironmentPlan != nil {

@@ -21,7 +21,7 @@ func TestHostEnv(t *testing.T) {
 		absent    []string // names that must not be
 		path      string
 	}{
-		{name: "base", want: []string{kept, "FABRIC_RUNTIME_ID=rt", hostproto.EnvBuiltinAdapter + "=fabric.scripted"}, absent: []string{hostproto.EnvArtifacts, "NOVALUE"}, path: "/usr/bin"},
+		{name: "base", want: []string{kept, "FABRIC_RUNTIME_ID=rt", hostproto.EnvBundledAdapter + "=fabric.scripted"}, absent: []string{hostproto.EnvArtifacts, "NOVALUE"}, path: "/usr/bin"},
 		{name: "toolchain first on PATH", extraPath: []string{"/tc/bin", "/tc/node"}, want: []string{"PATH=/tc/bin:/tc/node:/usr/bin"}, path: "/tc/bin:/tc/node:/usr/bin"},
 		{name: "artifacts", artifacts: "/a", want: []string{hostproto.EnvArtifacts + "=/a", hostproto.EnvHome + "=/home"}, path: "/usr/bin"},
 	}

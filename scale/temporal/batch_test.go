@@ -150,12 +150,12 @@ func (e *env) activeAttempt(name, trial string) (int32, bool) {
 	return 0, false
 }
 
-// builtinHosts are the adapter hosts among pid's children.
-func builtinHosts(pid int) []int {
+// bundledHosts are the adapter hosts among pid's children.
+func bundledHosts(pid int) []int {
 	var out []int
 	for _, c := range children(pid) {
 		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", c))
-		if err == nil && strings.Contains(string(env), "FABRIC_BUILTIN_ADAPTER=") {
+		if err == nil && strings.Contains(string(env), "FABRIC_BUNDLED_ADAPTER=") {
 			out = append(out, c)
 		}
 	}
@@ -186,7 +186,7 @@ grader: {kind: output_match, match: {contains: "answer"}}
 	var hosts []int
 	waitFor(t, 2*time.Minute, "host-a running the trial's adapter host", func() bool {
 		_, ok := e.activeAttempt("failover", trial)
-		hosts = builtinHosts(a.cmd.Process.Pid)
+		hosts = bundledHosts(a.cmd.Process.Pid)
 		return ok && len(hosts) > 0
 	})
 	e.worker("host-b", "--queues", "q", "--slots", "1")
@@ -249,9 +249,9 @@ grader: {kind: output_match, match: {contains: "answer"}}
 				return false
 			}
 		}
-		return len(builtinHosts(w.cmd.Process.Pid)) == 3
+		return len(bundledHosts(w.cmd.Process.Pid)) == 3
 	})
-	hosts := builtinHosts(w.cmd.Process.Pid)
+	hosts := bundledHosts(w.cmd.Process.Pid)
 	start := time.Now()
 	c := e.start("cancel", "cancel", "--dir", e.dir, "--address", e.addr, "--namespace", e.ns)
 	if code := c.wait(t, time.Minute); code != 0 {
