@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"github.com/fabric-runtime/fabric/internal/procfs"
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"net/http"
 	"os"
 	"path/filepath"

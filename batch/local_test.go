@@ -12,7 +12,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/batch"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // itemsSpec is a spec of n inline tasks named t01..tNN with the given

@@ -17,7 +17,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/contract/validate"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 // Upstream compatibility: our southbound documents must validate against the

@@ -2,7 +2,7 @@ package modelstub
 
 import (
 	"context"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 	"os"
 	"os/exec"
 	"path/filepath"

@@ -28,7 +28,7 @@
 // whose hosts run this test binary with that environment.
 //
 // What this package must never do:
-//   - be linked by a program that is not a test (internal/deptest checks
+//   - be linked by a program that is not a test (internal/testsupport/deptest checks
 //     that fabric-host, fabric-agent-ctl, adapterkit and the SDK do not);
 //   - reach a network beyond loopback, or hand a harness any key or
 //     endpoint but the rig's;

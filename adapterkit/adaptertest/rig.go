@@ -10,8 +10,8 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/livetest"
-	"github.com/fabric-runtime/fabric/internal/testaudit"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testaudit"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 

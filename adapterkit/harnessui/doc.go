@@ -3,7 +3,7 @@
 // adapter. Rule ids (S1-S9 settings, L1-L7 lifecycle, P1-P5 paths, T1-T4
 // credentials, A1-A4 access, C1-C4 configuration, Q1-Q9 resolved
 // questions) are defined in docs/design/interfaces.md, Fabric's statement
-// of the contract; internal/doccheck fails on an id it does not define.
+// of the contract; internal/testsupport/doccheck fails on an id it does not define.
 //
 // Three parts:
 //

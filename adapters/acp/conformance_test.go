@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/internal/harnesstest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 // TestConformance runs the conformance suite for every bundled profile

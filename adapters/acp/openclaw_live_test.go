@@ -25,8 +25,8 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/harnesstest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 	"github.com/fabric-runtime/fabric/proc"
 )

@@ -13,8 +13,8 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/harnesstest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/internal/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
 )
 
 // The conformance suite passes every applicable item against the real

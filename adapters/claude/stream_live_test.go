@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/streamcheck"
+	"github.com/fabric-runtime/fabric/internal/testsupport/streamcheck"
 )
 
 // TestLiveInvokeStream: through InvokeStream, Claude Code's tool call and

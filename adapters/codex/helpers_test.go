@@ -15,9 +15,9 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/codex"
-	"github.com/fabric-runtime/fabric/internal/harnesstest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/streamcheck"
+	"github.com/fabric-runtime/fabric/internal/testsupport/streamcheck"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 

@@ -5,8 +5,8 @@ package nodelib_test
 import (
 	"testing"
 
-	"github.com/fabric-runtime/fabric/internal/harnesstest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 // TestConformance runs the conformance suite with each harness's profile

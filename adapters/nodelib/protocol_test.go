@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 	"github.com/google/go-cmp/cmp"
 )

@@ -12,7 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/fabric-runtime/fabric/internal/browsertest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/browsertest"
 )
 
 // dashboardAnswer is what the scripted model answers the Control UI.

@@ -14,8 +14,8 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
-	"github.com/fabric-runtime/fabric/internal/harnesstest"
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 	"github.com/fabric-runtime/fabric/proc"
 )

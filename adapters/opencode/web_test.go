@@ -15,7 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/fabric-runtime/fabric/adapters/opencode"
-	"github.com/fabric-runtime/fabric/internal/browsertest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/browsertest"
 )
 
 // openWebUI opens the runtime's session in OpenCode's web UI with the

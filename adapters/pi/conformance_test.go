@@ -5,8 +5,8 @@ package pi_test
 import (
 	"testing"
 
-	"github.com/fabric-runtime/fabric/internal/harnesstest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 // TestConformance runs the conformance suite with conformance.profile.yaml

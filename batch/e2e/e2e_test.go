@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 func write(t *testing.T, dir string, fs map[string]string) {

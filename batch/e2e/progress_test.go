@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 var progressLine = regexp.MustCompile(`^\d+/\d+  passed \d+  failed \d+  error \d+  running \d+  pass@1 \S+  \S+$`)

@@ -48,7 +48,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/procfs"
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // agentConfig is every agent's FabricConfig: the bundled scripted adapter.

@@ -7,7 +7,7 @@
 // and keeps the whole verbose run in FILE; it exits 1 when a package or
 // test failed. scan fails when a token of the ledger appears in any file
 // under PATH, or when the ledger holds no token (the scan would prove
-// nothing). See internal/testlog.
+// nothing). See internal/testsupport/testlog.
 package main
 
 import (
@@ -16,7 +16,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/fabric-runtime/fabric/internal/testlog"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testlog"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }

@@ -5,7 +5,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"io"
 	"net"
 	"net/http"

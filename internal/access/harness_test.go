@@ -23,7 +23,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/testaudit"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testaudit"
 )
 
 // TestMain lets runtimes of bundled adapters re-execute this test binary

@@ -10,8 +10,8 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	agentctlcli "github.com/fabric-runtime/fabric/internal/agentctl/cli"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkgop"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 func TestMain(m *testing.M) {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
-	"github.com/fabric-runtime/fabric/internal/browsertest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/browsertest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/internal/modelproxy"
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // crashDoc is a deployment of three scripted agents: one restarted on

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // bins holds the binaries TestMain built: the end-to-end tests drive them

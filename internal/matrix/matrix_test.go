@@ -2,7 +2,7 @@ package matrix_test
 
 import (
 	"bytes"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 	"os"
 	"path/filepath"
 	"strings"

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
-	"github.com/fabric-runtime/fabric/internal/testaudit"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testaudit"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 // needNPM returns the environment npm runs in for offline tests: its own

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 func requireOverlay(t *testing.T) {

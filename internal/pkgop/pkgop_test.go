@@ -11,8 +11,8 @@ import (
 	"testing"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/procfs"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 func TestMain(m *testing.M) {

@@ -12,9 +12,9 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/attest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 	"github.com/fabric-runtime/fabric/internal/receipt"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 // TestQualifyPiLive qualifies the bundled Pi package (its directory in

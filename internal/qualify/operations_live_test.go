@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 	"github.com/fabric-runtime/fabric/internal/pkgop"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 // codexOperationsBlock is the block proposed for the bundled Codex

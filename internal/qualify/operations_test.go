@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkgop"
 	"github.com/fabric-runtime/fabric/internal/receipt"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 func sh(script string) []string { return []string{"sh", "-c", script} }

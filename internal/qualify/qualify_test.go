@@ -13,9 +13,9 @@ import (
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/attest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
 	"github.com/fabric-runtime/fabric/internal/receipt"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 // scriptedPackage reads a package directory as a caller would.

@@ -8,7 +8,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/health"
-	"github.com/fabric-runtime/fabric/internal/testproc"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 func checkReq(t *testing.T, rt *Runtime, level string, timeout float64) contract.CheckRequest {

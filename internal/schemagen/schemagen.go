@@ -3,7 +3,7 @@
 // the drift test writes schemas/ with -update and otherwise checks that the
 // committed files, which package schemas embeds for the programs that
 // validate, are what it generates. No shipped program links it
-// (internal/deptest).
+// (internal/testsupport/deptest).
 package schemagen
 
 import (

@@ -1,7 +1,7 @@
 package telemetry
 
 import (
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -11,7 +11,7 @@ import (
 
 // heavyPrefixes are the OpenTelemetry SDK, its exporters and the gRPC and
 // protobuf stack they pull in: only this package may import them, and
-// the opt-in exporter package (otlp) the exporters; internal/deptest
+// the opt-in exporter package (otlp) the exporters; internal/testsupport/deptest
 // keeps them out of the root SDK's transitive dependencies.
 var heavyPrefixes = []string{
 	"go.opentelemetry.io/otel/sdk",

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapters/opencode"
-	"github.com/fabric-runtime/fabric/internal/harnesstest"
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 // TestConformance runs the conformance suite with conformance.profile.yaml

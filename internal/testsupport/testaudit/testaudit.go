@@ -1,5 +1,5 @@
 // Package testaudit puts what live tests see into the test output, so that
-// the suite's token scan (scripts/test, internal/testlog) searches it: the
+// the suite's token scan (scripts/test, internal/testsupport/testlog) searches it: the
 // scan covers the whole verbose run, so every plan, handle, result, event
 // and log file a test hands to this package is proven free of interface
 // tokens (T1). Only tests import it.

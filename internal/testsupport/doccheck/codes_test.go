@@ -25,7 +25,7 @@ var skipped = map[string]bool{"harnesses": true, "node_modules": true, ".git": t
 
 func moduleRoot(t *testing.T) string {
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Dir(filepath.Dir(filepath.Dir(file)))
+	root := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(file))))
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
 		t.Fatalf("module root %s: %v", root, err)
 	}

@@ -447,7 +447,7 @@ func FormatBudget(b map[string]int) []byte {
 	return append(data, '\n')
 }
 
-const lowerHow = "go test ./internal/archcheck -run TestHarnessNameBudget -update"
+const lowerHow = "go test ./internal/testsupport/archcheck -run TestHarnessNameBudget -update"
 
 // Check compares the counts with the budget and returns every problem,
 // sorted: a directory above its budget (with each mention's file:line), a

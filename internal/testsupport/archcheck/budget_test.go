@@ -14,8 +14,8 @@ import (
 
 var update = flag.Bool("update", false, "lower "+BudgetFile+" to today's counts (never raises a budget)")
 
-// repoRoot is this module's root: the test runs in internal/archcheck.
-const repoRoot = "../.."
+// repoRoot is this module's root: the test runs in internal/testsupport/archcheck.
+const repoRoot = "../../.."
 
 // The repository's harness-name mentions stay within their budgets, every
 // budget is as low as the counts allow, and no budget is above the one at

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabric-runtime/fabric/internal/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
 
 // knownInitWork is init work in packages the commands link that is known
@@ -44,17 +44,10 @@ var testSupport = map[string]string{
 	"github.com/stretchr/testify":     "a test assertion library",
 	Module + "/conformance":           "the conformance suite",
 	Module + "/modelstub":             "the scripted model endpoint",
-	Module + "/internal/livetest":     "test support",
-	Module + "/internal/testproc":     "test support",
-	Module + "/internal/testaudit":    "test support",
-	Module + "/internal/testlog":      "test support",
-	Module + "/internal/streamcheck":  "test support",
-	Module + "/internal/browsertest":  "test support",
-	Module + "/internal/deptest":      "test support",
+	Module + "/internal/testsupport":  "test support (every package of the folder)",
 	Module + "/bench":                 "benchmark mains",
 
 	Module + "/adapterkit/adaptertest": "the live-test rig (public, for adapters' own tests)",
-	Module + "/internal/harnesstest":   "test support",
 }
 
 // hostBad is what an adapter host, and the kit it is built from, must not
