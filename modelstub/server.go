@@ -197,8 +197,6 @@ func (s *Server) AnthropicBaseURL() string { return s.url }
 // /v1beta/models/…; GOOGLE_GEMINI_BASE_URL).
 func (s *Server) GeminiBaseURL() string { return s.url }
 
-// Client returns an HTTP client for the server whose idle connections are
-
 // APIs are the API families BaseURLFor knows ("" means openai).
 func APIs() []string { return []string{"openai", "anthropic", "gemini"} }
 
@@ -216,6 +214,7 @@ func (s *Server) BaseURLFor(api string) (string, bool) {
 	return "", false
 }
 
+// Client returns an HTTP client for the server whose idle connections are
 // closed by Close.
 func (s *Server) Client() *http.Client { return s.client }
 

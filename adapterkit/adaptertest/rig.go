@@ -135,7 +135,7 @@ func (r *Rig) Config(d Doc) map[string]any {
 		provider = "fabric-stub"
 	}
 	if baseURL == "" {
-		baseURL = r.Stub.OpenAIBaseURL()
+		baseURL, _ = r.Stub.BaseURLFor("") // the default API family
 	}
 	if settings == nil {
 		settings = map[string]any{}
