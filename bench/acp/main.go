@@ -5,7 +5,15 @@
 // over stdio), idle RSS and CPU of each process tree, and the processes
 // left after N start/stop cycles. It prints medians and ratios.
 //
-//	bench/acp/run.sh            (builds bin/fabric, finds the harnesses)
+// The sides alternate (rotating order) within every round of starts and
+// of turns, so that a loaded machine's drift falls on all of them alike;
+// the per-turn overhead is the median of each round's difference to the
+// direct turn. Cold start is compared with codex-acp started directly
+// both in one reused home and in a fresh one each time: Fabric gives every
+// runtime a private, new home, so codex-acp does its first-run work (state
+// database, shell snapshot, bundled skills) at every Fabric start.
+//
+//	bench/acp/run.sh            (builds bin/fabric-host, finds the harnesses)
 package main
 
 import (
@@ -43,24 +51,32 @@ const (
 )
 
 var (
-	fabricBin  = flag.String("fabric", "bin/fabric", "the fabric binary (adapter host)")
+	hostBin    = flag.String("host", "bin/fabric-host", "the adapter host binary (fabric-host, which Fabric uses when it sits beside the program)")
 	codexACP   = flag.String("codex-acp", "", "native codex-acp binary")
 	codexBin   = flag.String("codex", "", "native codex binary (pre-placed for sandbox-agent)")
-	sandboxBin = flag.String("sandbox-agent", "", "sandbox-agent binary")
+	sandboxBin = flag.String("sandbox-agent", "", "sandbox-agent binary (empty: measure Fabric against direct only)")
 	turns      = flag.Int("turns", 20, "turns per side")
-	starts     = flag.Int("starts", 10, "cold starts per side")
+	startsN    = flag.Int("starts", 10, "cold starts per side")
 	cycles     = flag.Int("cycles", 100, "start/stop cycles per side for the leak count")
 	idleFor    = flag.Duration("idle", 5*time.Second, "idle window for RSS and CPU")
 )
 
 func main() {
 	flag.Parse()
-	for _, p := range []*string{codexACP, codexBin, sandboxBin, fabricBin} {
+	for _, p := range []*string{codexACP, codexBin, hostBin} {
 		abs, err := filepath.Abs(*p)
 		if err != nil || *p == "" {
 			fail(fmt.Errorf("missing binary flag: %q", *p))
 		}
 		*p = abs
+	}
+	withSandbox := *sandboxBin != ""
+	if withSandbox {
+		abs, err := filepath.Abs(*sandboxBin)
+		if err != nil {
+			fail(err)
+		}
+		*sandboxBin = abs
 	}
 	os.Setenv(keyEnv, key)
 	stub := modelstub.New(&modelstub.Script{Default: &modelstub.Reply{Text: "4"}}, modelstub.WithExpectKey(key))
@@ -71,73 +87,153 @@ func main() {
 	}
 	defer os.RemoveAll(work)
 
-	f := &fabricSide{stub: stub, work: work}
-	s := &sandboxSide{stub: stub, work: work}
-	d := &directSide{stub: stub, work: work}
-
-	res := map[string]map[string]float64{"fabric": {}, "sandbox-agent": {}, "direct": {}}
-	// Cold start: spawn to a session ready for a prompt.
-	for name, fn := range map[string]func() (time.Duration, func(), error){"fabric": f.start, "sandbox-agent": s.start, "direct": d.start} {
-		var ds []time.Duration
-		for range *starts {
-			t, stop, err := fn()
+	sides := []side{
+		{name: "fabric", sys: &fabricSide{stub: stub, work: work}},
+		{name: "direct", sys: &directSide{stub: stub, work: work}},
+		{name: "direct-fresh", sys: &directSide{stub: stub, work: work, fresh: true}},
+	}
+	if withSandbox {
+		sides = append(sides, side{name: "sandbox-agent", sys: &sandboxSide{stub: stub, work: work}})
+	}
+	res := map[string]map[string]float64{}
+	for _, sd := range sides {
+		res[sd.name] = map[string]float64{}
+	}
+	// Cold start: spawn to a session ready for a prompt. The sides take
+	// turns within each round (the order rotating), so that the machine's
+	// load drifts over all of them alike.
+	starts := map[string][]time.Duration{}
+	for i := range *startsN {
+		for _, sd := range rotate(sides, i) {
+			t, stop, err := sd.sys.start()
 			if err != nil {
-				fail(fmt.Errorf("%s start: %w", name, err))
+				fail(fmt.Errorf("%s start: %w", sd.name, err))
 			}
 			stop()
-			ds = append(ds, t)
+			starts[sd.name] = append(starts[sd.name], t)
 		}
+	}
+	for name, ds := range starts {
 		res[name]["cold_start_ms"] = ms(median(ds))
 	}
-	// Turns, then idle RSS/CPU on the same runtime.
-	for name, fn := range map[string]func() ([]time.Duration, idleStat, error){"fabric": f.turnsAndIdle, "sandbox-agent": s.turnsAndIdle, "direct": d.turnsAndIdle} {
-		ds, idle, err := fn()
-		if err != nil {
-			fail(fmt.Errorf("%s turns: %w", name, err))
+	// Turns, paired: one session per side, all alive, the sides taking
+	// turns (the order rotating); the overhead is the median of each
+	// round's difference to the direct turn. Then idle RSS/CPU of each.
+	var open []side
+	sess := map[string]session{}
+	for _, sd := range sides {
+		if sd.name == "direct-fresh" { // the same turns as direct
+			continue
 		}
-		res[name]["turn_ms"] = ms(median(ds))
-		res[name]["idle_rss_mib"] = idle.rssMiB
-		res[name]["idle_cpu_pct"] = idle.cpuPct
-		res[name]["idle_procs"] = float64(idle.procs)
+		s, err := sd.sys.open()
+		if err != nil {
+			fail(fmt.Errorf("%s session: %w", sd.name, err))
+		}
+		defer s.close()
+		open = append(open, sd)
+		sess[sd.name] = s
+	}
+	turnTimes := map[string][]time.Duration{}
+	for i := range *turns + 1 {
+		for _, sd := range rotate(open, i) {
+			t0 := time.Now()
+			if err := sess[sd.name].turn(); err != nil {
+				fail(fmt.Errorf("%s turn: %w", sd.name, err))
+			}
+			if i > 0 { // the first turn warms up
+				turnTimes[sd.name] = append(turnTimes[sd.name], time.Since(t0))
+			}
+		}
+	}
+	overhead := map[string]float64{}
+	for _, sd := range open {
+		res[sd.name]["turn_ms"] = ms(median(turnTimes[sd.name]))
+		diffs := make([]time.Duration, len(turnTimes[sd.name]))
+		for i, d := range turnTimes[sd.name] {
+			diffs[i] = d - turnTimes["direct"][i]
+		}
+		overhead[sd.name] = ms(median(diffs))
+		idle := measureIdle(sess[sd.name].pid())
+		res[sd.name]["idle_rss_mib"] = idle.rssMiB
+		res[sd.name]["idle_cpu_pct"] = idle.cpuPct
+		res[sd.name]["idle_procs"] = float64(idle.procs)
 	}
 	// Leak count after N start/stop cycles (only the two systems).
-	for name, fn := range map[string]func() (time.Duration, func(), error){"fabric": f.start, "sandbox-agent": s.start} {
+	for _, sd := range sides {
+		if sd.name != "fabric" && sd.name != "sandbox-agent" {
+			continue
+		}
 		before := codexACPPids()
 		for range *cycles {
-			_, stop, err := fn()
+			_, stop, err := sd.sys.start()
 			if err != nil {
-				fail(fmt.Errorf("%s cycle: %w", name, err))
+				fail(fmt.Errorf("%s cycle: %w", sd.name, err))
 			}
 			stop()
 		}
 		time.Sleep(2 * time.Second)
 		left := without(codexACPPids(), before)
-		res[name]["procs_left_after_cycles"] = float64(len(left))
+		res[sd.name]["procs_left_after_cycles"] = float64(len(left))
 		for _, p := range left { // leave the machine clean
 			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
 
-	fmt.Printf("ACP benchmark: codex-acp %s against modelstub; %d cold starts, %d turns, %s idle, %d start/stop cycles per side\n",
-		filepath.Base(*codexACP), *starts, *turns, *idleFor, *cycles)
-	fmt.Printf("%-26s %12s %14s %10s %12s %10s\n", "metric (median)", "fabric", "sandbox-agent", "ratio", "direct stdio", "fabric/direct")
-	for _, m := range []string{"cold_start_ms", "turn_ms", "idle_rss_mib", "idle_cpu_pct", "idle_procs", "procs_left_after_cycles"} {
-		fv, sv, dv := res["fabric"][m], res["sandbox-agent"][m], res["direct"][m]
-		ratio, dratio := "-", "-"
-		if sv != 0 {
-			ratio = fmt.Sprintf("%.2fx", fv/sv)
-		}
-		if dv != 0 && m != "procs_left_after_cycles" {
-			dratio = fmt.Sprintf("%.2fx", fv/dv)
-		}
-		ds := fmt.Sprintf("%.2f", dv)
-		if m == "procs_left_after_cycles" {
-			ds = "-"
-		}
-		fmt.Printf("%-26s %12.2f %14.2f %10s %12s %10s\n", m, fv, sv, ratio, ds, dratio)
+	fmt.Printf("ACP benchmark: codex-acp %s against modelstub, Fabric hosted by %s; %d cold starts, %d turns, %s idle, %d start/stop cycles per side (sides alternating)\n",
+		filepath.Base(*codexACP), filepath.Base(*hostBin), *startsN, *turns, *idleFor, *cycles)
+	if !withSandbox {
+		fmt.Println("sandbox-agent: not measured (no -sandbox-agent binary)")
 	}
-	fmt.Printf("per-turn overhead over direct stdio: fabric %+.2f ms, sandbox-agent %+.2f ms\n",
-		res["fabric"]["turn_ms"]-res["direct"]["turn_ms"], res["sandbox-agent"]["turn_ms"]-res["direct"]["turn_ms"])
+	fmt.Printf("%-26s %12s %14s %10s %12s %10s %14s %10s\n", "metric (median)", "fabric", "sandbox-agent", "ratio", "direct stdio", "fabric/direct", "direct, fresh", "fabric/fresh")
+	ratio := func(a, b float64) string {
+		if b == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2fx", a/b)
+	}
+	for _, m := range []string{"cold_start_ms", "turn_ms", "idle_rss_mib", "idle_cpu_pct", "idle_procs", "procs_left_after_cycles"} {
+		fv, sv, dv, fr := res["fabric"][m], res["sandbox-agent"][m], res["direct"][m], res["direct-fresh"][m]
+		ds, dratio, frs, fratio := fmt.Sprintf("%.2f", dv), ratio(fv, dv), "-", "-"
+		if m == "procs_left_after_cycles" {
+			ds, dratio = "-", "-"
+		}
+		if m == "cold_start_ms" {
+			frs, fratio = fmt.Sprintf("%.2f", fr), ratio(fv, fr)
+		}
+		fmt.Printf("%-26s %12.2f %14.2f %10s %12s %10s %14s %10s\n", m, fv, sv, ratio(fv, sv), ds, dratio, frs, fratio)
+	}
+	fmt.Printf("per-turn overhead over direct stdio (median of paired differences): fabric %+.2f ms", overhead["fabric"])
+	if withSandbox {
+		fmt.Printf(", sandbox-agent %+.2f ms", overhead["sandbox-agent"])
+	}
+	fmt.Println()
+	fmt.Println("direct, fresh: codex-acp started with a new, empty CODEX_HOME each time, the first-run work Fabric's private per-runtime home makes it do")
+}
+
+// side is one way of driving codex-acp.
+type side struct {
+	name string
+	sys  system
+}
+
+type system interface {
+	// start spawns and returns the time to a session ready for a prompt,
+	// and a stop.
+	start() (time.Duration, func(), error)
+	// open starts a session for turns.
+	open() (session, error)
+}
+
+type session interface {
+	turn() error
+	pid() int // the root of the process tree
+	close()
+}
+
+// rotate returns s rotated left by i.
+func rotate(s []side, i int) []side {
+	i %= len(s)
+	return append(slices.Clone(s[i:]), s[:i]...)
 }
 
 func fail(err error) {
@@ -153,13 +249,18 @@ func median(ds []time.Duration) time.Duration {
 	return s[len(s)/2]
 }
 
-// codexArgs are the -c overrides that point codex-acp at the stub.
+// codexArgs are the -c overrides that point codex-acp at the stub: the
+// ones Fabric's codex-acp profile passes (adapters/acp profile.go), so
+// that every side drives the same agent configuration (without the
+// retry and update settings, codex-acp's turns measured ~2-3 ms apart).
 func codexArgs(stub *modelstub.Server) []string {
 	return []string{"-c", "model_provider=fabric", "-c", "model_providers.fabric.name=fabric",
 		"-c", "model_providers.fabric.base_url=" + stub.OpenAIBaseURL(), "-c", "model_providers.fabric.env_key=" + keyEnv,
-		"-c", "model_providers.fabric.wire_api=responses", "-c", "model=" + model,
-		"-c", "analytics.enabled=false", "-c", "features.plugins=false", "-c", "sandbox_mode=danger-full-access",
-		"-c", "approval_policy=never"}
+		"-c", "model_providers.fabric.wire_api=responses",
+		"-c", "model_providers.fabric.request_max_retries=0", "-c", "model_providers.fabric.stream_max_retries=0",
+		"-c", "model=" + model,
+		"-c", "analytics.enabled=false", "-c", "features.plugins=false", "-c", "check_for_update_on_startup=false",
+		"-c", "sandbox_mode=danger-full-access", "-c", "approval_policy=never"}
 }
 
 // ---- Fabric ----
@@ -172,7 +273,7 @@ type fabricSide struct {
 
 func (f *fabricSide) loaded() (*fabric.Loaded, error) {
 	if f.client == nil {
-		f.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(*fabricBin), fabric.WithStateDir(filepath.Join(f.work, "fabric-state")))
+		f.client = fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithHostBinary(*hostBin), fabric.WithStateDir(filepath.Join(f.work, "fabric-state")))
 	}
 	ws := filepath.Join(f.work, "ws")
 	_ = os.MkdirAll(ws, 0o755)
@@ -205,34 +306,39 @@ func (f *fabricSide) start() (time.Duration, func(), error) {
 	return d, func() { _, _ = rt.Stop(context.Background()) }, nil
 }
 
-func (f *fabricSide) turnsAndIdle() ([]time.Duration, idleStat, error) {
+func (f *fabricSide) open() (session, error) {
 	rt, _, err := f.startRT()
 	if err != nil {
-		return nil, idleStat{}, err
+		return nil, err
 	}
-	defer rt.Stop(context.Background())
-	var ds []time.Duration
-	for i := range *turns + 1 {
-		t0 := time.Now()
-		res, err := rt.Invoke(context.Background(), "What is 2+2?")
-		if err != nil {
-			return nil, idleStat{}, err
-		}
-		if res.Status != contract.StatusSucceeded {
-			return nil, idleStat{}, fmt.Errorf("turn %s: %+v", res.Status, res.Error)
-		}
-		if i > 0 { // the first turn warms up
-			ds = append(ds, time.Since(t0))
-		}
-	}
-	return ds, measureIdle(rt.HostPid()), nil
+	return fabricSession{rt}, nil
 }
+
+type fabricSession struct{ rt *fabric.Runtime }
+
+func (s fabricSession) turn() error {
+	res, err := s.rt.Invoke(context.Background(), "What is 2+2?")
+	if err != nil {
+		return err
+	}
+	if res.Status != contract.StatusSucceeded {
+		return fmt.Errorf("turn %s: %+v", res.Status, res.Error)
+	}
+	return nil
+}
+
+func (s fabricSession) pid() int { return s.rt.HostPid() }
+func (s fabricSession) close()   { _, _ = s.rt.Stop(context.Background()) }
 
 // ---- direct stdio (baseline) ----
 
 type directSide struct {
 	stub *modelstub.Server
 	work string
+	// fresh gives every start a new, empty home (CODEX_HOME included),
+	// as Fabric's private per-runtime home does; else one home is reused.
+	fresh bool
+	n     int
 }
 
 type stdioPeer struct {
@@ -241,6 +347,7 @@ type stdioPeer struct {
 	out  *bufio.Reader
 	id   int
 	sess string
+	home string // removed on stop (a fresh home)
 }
 
 func (p *stdioPeer) call(method string, params any) (json.RawMessage, error) {
@@ -272,6 +379,10 @@ func (p *stdioPeer) call(method string, params any) (json.RawMessage, error) {
 
 func (d *directSide) spawn() (*stdioPeer, time.Duration, error) {
 	home := filepath.Join(d.work, "direct-home")
+	if d.fresh {
+		d.n++
+		home = filepath.Join(d.work, "direct-fresh-home", strconv.Itoa(d.n))
+	}
 	_ = os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
 	ws := filepath.Join(d.work, "ws")
 	_ = os.MkdirAll(ws, 0o755)
@@ -286,6 +397,9 @@ func (d *directSide) spawn() (*stdioPeer, time.Duration, error) {
 		return nil, 0, err
 	}
 	p := &stdioPeer{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	if d.fresh {
+		p.home = home
+	}
 	if _, err := p.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}); err != nil {
 		return nil, 0, err
 	}
@@ -305,6 +419,9 @@ func (p *stdioPeer) stop() {
 	p.in.Close()
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	_ = p.cmd.Wait()
+	if p.home != "" {
+		_ = os.RemoveAll(p.home)
+	}
 }
 
 func (d *directSide) start() (time.Duration, func(), error) {
@@ -315,24 +432,23 @@ func (d *directSide) start() (time.Duration, func(), error) {
 	return t, p.stop, nil
 }
 
-func (d *directSide) turnsAndIdle() ([]time.Duration, idleStat, error) {
+func (d *directSide) open() (session, error) {
 	p, _, err := d.spawn()
 	if err != nil {
-		return nil, idleStat{}, err
+		return nil, err
 	}
-	defer p.stop()
-	var ds []time.Duration
-	for i := range *turns + 1 {
-		t0 := time.Now()
-		if _, err := p.call("session/prompt", map[string]any{"sessionId": p.sess, "prompt": []any{map[string]any{"type": "text", "text": "What is 2+2?"}}}); err != nil {
-			return nil, idleStat{}, err
-		}
-		if i > 0 {
-			ds = append(ds, time.Since(t0))
-		}
-	}
-	return ds, measureIdle(p.cmd.Process.Pid), nil
+	return directSession{p}, nil
 }
+
+type directSession struct{ p *stdioPeer }
+
+func (s directSession) turn() error {
+	_, err := s.p.call("session/prompt", map[string]any{"sessionId": s.p.sess, "prompt": []any{map[string]any{"type": "text", "text": "What is 2+2?"}}})
+	return err
+}
+
+func (s directSession) pid() int { return s.p.cmd.Process.Pid }
+func (s directSession) close()   { s.p.stop() }
 
 // ---- sandbox-agent ----
 
@@ -495,35 +611,39 @@ func (s *sandboxSide) start() (time.Duration, func(), error) {
 	return t, srv.stop, nil
 }
 
-func (s *sandboxSide) turnsAndIdle() ([]time.Duration, idleStat, error) {
+func (s *sandboxSide) open() (session, error) {
 	srv, ids, _, err := s.spawn()
 	if err != nil {
-		return nil, idleStat{}, err
+		return nil, err
 	}
-	before := codexACPPids()
-	defer func() {
-		srv.stop()
-		time.Sleep(time.Second)
-		for _, p := range codexACPPids() { // orphans of this server
-			if slices.Contains(before, p) {
-				_ = syscall.Kill(p, syscall.SIGKILL)
-			}
-		}
-	}()
 	serverID, sess, _ := strings.Cut(ids, "|")
-	var ds []time.Duration
-	for i := range *turns + 1 {
-		t0 := time.Now()
-		if _, err := srv.rpc(serverID, "", 10+i, "session/prompt", map[string]any{"sessionId": sess, "prompt": []any{map[string]any{"type": "text", "text": "What is 2+2?"}}}); err != nil {
-			return nil, idleStat{}, err
-		}
-		if i > 0 {
-			ds = append(ds, time.Since(t0))
+	return &sandboxSession{srv: srv, serverID: serverID, sess: sess, before: codexACPPids()}, nil
+}
+
+type sandboxSession struct {
+	srv            *sandboxServer
+	serverID, sess string
+	n              int
+	before         []int
+}
+
+func (s *sandboxSession) turn() error {
+	s.n++
+	_, err := s.srv.rpc(s.serverID, "", 10+s.n, "session/prompt", map[string]any{"sessionId": s.sess, "prompt": []any{map[string]any{"type": "text", "text": "What is 2+2?"}}})
+	return err
+}
+
+// pid is the server's; the agent is its child.
+func (s *sandboxSession) pid() int { return s.srv.cmd.Process.Pid }
+
+func (s *sandboxSession) close() {
+	s.srv.stop()
+	time.Sleep(time.Second)
+	for _, p := range codexACPPids() { // orphans of this server
+		if slices.Contains(s.before, p) {
+			_ = syscall.Kill(p, syscall.SIGKILL)
 		}
 	}
-	st := measureIdle(srv.cmd.Process.Pid)
-	// The agent is the server's child; include orphan-prone children.
-	return ds, st, nil
 }
 
 // ---- /proc helpers ----
