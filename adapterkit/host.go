@@ -55,6 +55,12 @@ type host struct {
 	service     bool // the session is a service (service.go): no invokes
 
 	permissions permissionSet // pending AskPermission requests (permission.go)
+
+	// Requests are handled concurrently, so a cancel can be handled before
+	// the invoke it names. early is the id of such a cancel (one at a time:
+	// the core cancels only the turn it just sent); lastInv is the id of the
+	// last invoke started, so a cancel of a finished turn is not kept.
+	early, lastInv string
 }
 
 // running is the invoke in progress.
@@ -363,7 +369,11 @@ func (h *host) invoke(ctx context.Context, p *invokePayload, runtimeID string, b
 	}
 	ictx, cancel := context.WithCancelCause(ctx)
 	r := &running{id: p.RuntimeContext.InvocationID, cancel: cancel, done: make(chan struct{})}
-	h.inv = r
+	h.inv, h.lastInv = r, r.id
+	if h.early == r.id {
+		h.early = ""
+		cancel(ErrInvocationCancelled)
+	}
 	s := h.session
 	h.mu.Unlock()
 
@@ -501,11 +511,16 @@ func (h *host) stopSession() *hostproto.ErrorData {
 	return fail
 }
 
-// cancelInvocation cancels the running invoke if its id is id.
+// cancelInvocation cancels the running invoke if its id is id. A cancel of
+// an invocation that has not started yet is kept, and cancels that
+// invocation as it starts; it reports false either way.
 func (h *host) cancelInvocation(id string) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.inv == nil || h.inv.id != id {
+		if id != h.lastInv {
+			h.early = id
+		}
 		return false
 	}
 	h.inv.cancel(ErrInvocationCancelled)

@@ -179,6 +179,41 @@ func TestV2BusyAndCancel(t *testing.T) {
 	}
 }
 
+// TestV2CancelBeforeItsInvoke: requests are handled concurrently, so a
+// cancel the core sends right after an invoke can be handled before that
+// invoke is. The invoke still ends cancelled, and its adapter sees a
+// cancelled context; a cancel of a finished invocation changes nothing.
+func TestV2CancelBeforeItsInvoke(t *testing.T) {
+	var cause atomic.Value
+	a := &testAdapter{invoke: func(ctx context.Context, inv Invocation) (contract.AgentRunResult, error) {
+		<-ctx.Done()
+		cause.Store(context.Cause(ctx))
+		return contract.AgentRunResult{}, ctx.Err()
+	}}
+	c := startV2(t, a)
+	c.start("runtime-1")
+	var cr hostproto.CancelResult
+	c.mustCall(hostproto.MethodCancel, hostproto.CancelParams{InvocationID: "i1"}, &cr)
+	if cr.Cancelled {
+		t.Error("cancel of an invocation not yet running reported cancelled")
+	}
+	var res contract.AgentRunResult
+	c.mustCall(hostproto.OpInvoke, invokeParams("runtime-1", "i1", "x"), &res)
+	if res.Status != contract.StatusCancelled {
+		t.Errorf("invoke cancelled before it arrived: %+v", res)
+	}
+	if got := cause.Load(); got != ErrInvocationCancelled {
+		t.Errorf("cause %v, want ErrInvocationCancelled", got)
+	}
+	// A cancel of the finished invocation does not reach the next one.
+	c.mustCall(hostproto.MethodCancel, hostproto.CancelParams{InvocationID: "i1"}, &cr)
+	a.invoke = nil
+	c.mustCall(hostproto.OpInvoke, invokeParams("runtime-1", "i2", "again"), &res)
+	if res.Status != contract.StatusSucceeded || res.Output != "again" {
+		t.Errorf("invoke after a late cancel: %+v", res)
+	}
+}
+
 func TestV2CtxErrIsCancelled(t *testing.T) {
 	entered := make(chan struct{}, 1)
 	a := &testAdapter{invoke: func(ctx context.Context, inv Invocation) (contract.AgentRunResult, error) {
