@@ -15,6 +15,10 @@
 //     `go generate ./adapterkit/harnessui` (UpdateDescriptor); CheckDescriptor,
 //     run by this package's tests over adapters/*/, fails when a copy
 //     differs (S8). ParseSettings decodes the settings in the adapter.
+//     The fragment's description still names this package's old path,
+//     ./adapterkit/iface: the text is in the published OpenClaw and
+//     OpenCode package descriptors, whose digests the signed catalog
+//     pins, so it changes with those packages' next version.
 //   - Start and Stop. Start launches the HTTP interfaces' children
 //     concurrently under one deadline and enforces the port, token and file
 //     rules (S2, S3, L2, L3, L6, T1, A1, C3); Set.Stop removes token files
