@@ -171,10 +171,12 @@ func TestSelf(t *testing.T) {
 }
 
 // formatStat prints st the way the kernel does (the fields Stat does not
-// keep are zero).
+// keep are zero). The state is one byte, written as it is: %c would write
+// a byte over 0x7f as the UTF-8 of that code point, two bytes, and 0xa0
+// would come back as U+00A0, a space to strings.Fields.
 func formatStat(st Stat) string {
-	return fmt.Sprintf("%d (%s) %c %d %d 0 0 -1 0 0 0 0 0 %d %d 0 0 20 0 1 0 %d 0 %d 0 0 0\n",
-		st.Pid, st.Comm, st.State, st.PPID, st.PGID, st.UTime, st.STime, st.StartTime, st.RSS)
+	return fmt.Sprintf("%d (%s) %s %d %d 0 0 -1 0 0 0 0 0 %d %d 0 0 20 0 1 0 %d 0 %d 0 0 0\n",
+		st.Pid, st.Comm, []byte{st.State}, st.PPID, st.PGID, st.UTime, st.STime, st.StartTime, st.RSS)
 }
 
 func FuzzParseStat(f *testing.F) {
