@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -143,30 +142,6 @@ func TestStatsSkipsGoneAndReportsMalformed(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(string(root), "1001", "stat"), []byte("1001 (x) S 1"), 0o644))
 	if _, err := root.Stats(); err == nil {
 		t.Errorf("Stats with a malformed stat file: no error")
-	}
-}
-
-// TestSelf reads this process from the real procfs.
-func TestSelf(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("procfs is Linux's")
-	}
-	st, err := Default.Stat(os.Getpid())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if st.Pid != os.Getpid() || st.PPID != os.Getppid() || !st.Live() || st.StartTime == 0 || st.RSS <= 0 {
-		t.Errorf("Stat(self) = %+v", st)
-	}
-	threads, err := Default.Threads(os.Getpid())
-	if err != nil || len(threads) == 0 {
-		t.Errorf("Threads(self) = %v, %v", threads, err)
-	}
-	if id, err := Default.BootID(); err != nil || len(id) != 36 {
-		t.Errorf("BootID = %q, %v", id, err)
-	}
-	if FS("").path("1") != "/proc/1" {
-		t.Errorf(`FS("") is not /proc`)
 	}
 }
 
