@@ -54,21 +54,23 @@ func harnessPath(t testing.TB, h harness) []string {
 // provider settings that must not be used.
 type live struct {
 	*adaptertest.Rig
-	t testing.TB
-	h harness
+	t       testing.TB
+	h       harness
+	ambient string // the ambient key that must not be sent
 }
 
 func newLive(t testing.TB, h harness, script *modelstub.Script) *live {
 	t.Helper()
+	ambient := harnesstest.AmbientKey()
 	r := harnesstest.NewRig(t, adaptertest.Options{Script: script, KeyEnv: keyEnv, Key: testKey,
 		Descriptors: map[string][]byte{h.name + ".fabric-adapter.json": h.descriptor}, Path: harnessPath(t, h),
-		Env: []string{"OPENAI_API_KEY=sk-ambient-must-not-be-sent", "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "LANGSMITH_TRACING=true",
+		Env: []string{"OPENAI_API_KEY=" + ambient, "OPENAI_BASE_URL=http://127.0.0.1:9/v1", "LANGSMITH_TRACING=true",
 			// Node's fetch (which the libraries' OpenAI clients use)
 			// ignores the proxy variables unless NODE_USE_ENV_PROXY is
 			// set: with it, any request to a host other than loopback
 			// reaches the sentinel.
 			"NODE_USE_ENV_PROXY=1"}})
-	return &live{r, t, h}
+	return &live{r, t, h, ambient}
 }
 
 func (l *live) config(settings map[string]any, extra map[string]any) map[string]any {
@@ -79,7 +81,7 @@ func (l *live) config(settings map[string]any, extra map[string]any) map[string]
 // configured endpoint with the configured key.
 func (l *live) checkRequests() {
 	l.t.Helper()
-	harnesstest.CheckEndpoint(l.t, l.Rig, "sk-ambient")
+	harnesstest.CheckEndpoint(l.t, l.Rig, l.ambient)
 	for _, r := range l.Stub.Requests() {
 		if r.Model != testModel {
 			l.t.Errorf("request %d asked for model %q, want %q", r.Seq, r.Model, testModel)

@@ -40,15 +40,17 @@ func harnessPath(t testing.TB) []string {
 // ambient key for a built-in provider that must not be used.
 type live struct {
 	*adaptertest.Rig
-	t testing.TB
+	t       testing.TB
+	ambient string // the ambient key that must not be sent
 }
 
 func newLive(t testing.TB, script *modelstub.Script) *live {
 	t.Helper()
+	ambient := harnesstest.AmbientKey()
 	r := harnesstest.NewRig(t, adaptertest.Options{Script: script, KeyEnv: keyEnv, Key: testKey,
 		Descriptors: map[string][]byte{"pi.fabric-adapter.json": pi.Descriptor}, Path: harnessPath(t),
-		Env: []string{"OPENAI_API_KEY=sk-ambient-must-not-be-sent"}})
-	return &live{r, t}
+		Env: []string{"OPENAI_API_KEY=" + ambient}})
+	return &live{r, t, ambient}
 }
 
 func (l *live) config(settings map[string]any, extra map[string]any) map[string]any {
@@ -59,7 +61,7 @@ func (l *live) config(settings map[string]any, extra map[string]any) map[string]
 // endpoint with the configured key.
 func (l *live) checkRequests() {
 	l.t.Helper()
-	harnesstest.CheckEndpoint(l.t, l.Rig, "sk-ambient")
+	harnesstest.CheckEndpoint(l.t, l.Rig, l.ambient)
 }
 
 // piPid finds the pi process the host started (its only child).

@@ -2,6 +2,7 @@ package harnesstest
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -122,6 +123,16 @@ func CheckEndpoint(t testing.TB, r *adaptertest.Rig, ambientMarker string) {
 			t.Errorf("request %d carries the ambient key", r.Seq)
 		}
 	}
+}
+
+// AmbientKey is a fresh placeholder for a provider key a harness finds in
+// its environment but must never send (CheckEndpoint's ambientMarker). It
+// is recorded in the token ledger, so the suite's scan also proves it
+// never appears in any output.
+func AmbientKey() string {
+	k := "sk-ambient-must-not-be-sent-" + rand.Text()
+	harnessui.RecordForAudit(k)
+	return k
 }
 
 // CheckChatRequests fails t unless every request stub saw came through
