@@ -4,13 +4,9 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -19,9 +15,6 @@ import (
 	"time"
 
 	"golang.org/x/net/http/httpproxy"
-	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/fabric-runtime/fabric/internal/telemetry"
 )
@@ -138,134 +131,6 @@ func orEmpty(s string) string {
 		return "(empty body)"
 	}
 	return s
-}
-
-// exportRequest is an ExportTraceServiceRequest or
-// ExportMetricsServiceRequest in protobuf: both are field 1 repeated, so
-// the collector packages (which link gRPC) are not needed to write them.
-func exportRequest[M proto.Message](items []M) ([]byte, error) {
-	var b []byte
-	for _, m := range items {
-		raw, err := proto.Marshal(m)
-		if err != nil {
-			return nil, fmt.Errorf("telemetry: OTLP export: %w", err)
-		}
-		b = protowire.AppendTag(b, 1, protowire.BytesType)
-		b = protowire.AppendBytes(b, raw)
-	}
-	return b, nil
-}
-
-// exportRequestJSON is the same request in OTLP/JSON as the upstream
-// exporter writes it: field names in lowerCamelCase, 64-bit integers as
-// strings, enums as numbers, and trace and span ids in (upper-case) hex
-// where other bytes are base64. It is written from the messages'
-// reflection, not with protojson, whose package initialization every
-// process would pay for.
-func exportRequestJSON[M proto.Message](field string, items []M) ([]byte, error) {
-	b := append(appendJSONString([]byte("{"), field), ":["...)
-	for i, m := range items {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = appendJSONMessage(b, m.ProtoReflect())
-	}
-	return append(b, "]}"...), nil
-}
-
-// isID says whether an OTLP/JSON field holds a trace or span id.
-func isID(jsonName string) bool {
-	switch jsonName {
-	case "traceId", "spanId", "parentSpanId":
-		return true
-	}
-	return false
-}
-
-func appendJSONMessage(b []byte, m protoreflect.Message) []byte {
-	b = append(b, '{')
-	first := true
-	m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b = appendJSONString(b, fd.JSONName())
-		b = append(b, ':')
-		switch {
-		case fd.IsList():
-			l := v.List()
-			b = append(b, '[')
-			for i := range l.Len() {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendJSONValue(b, fd, l.Get(i))
-			}
-			b = append(b, ']')
-		case fd.IsMap():
-			b = append(b, '{')
-			n := 0
-			v.Map().Range(func(k protoreflect.MapKey, mv protoreflect.Value) bool {
-				if n > 0 {
-					b = append(b, ',')
-				}
-				n++
-				b = appendJSONString(b, k.String())
-				b = append(b, ':')
-				b = appendJSONValue(b, fd.MapValue(), mv)
-				return true
-			})
-			b = append(b, '}')
-		default:
-			b = appendJSONValue(b, fd, v)
-		}
-		return true
-	})
-	return append(b, '}')
-}
-
-func appendJSONValue(b []byte, fd protoreflect.FieldDescriptor, v protoreflect.Value) []byte {
-	switch fd.Kind() {
-	case protoreflect.MessageKind, protoreflect.GroupKind:
-		return appendJSONMessage(b, v.Message())
-	case protoreflect.BoolKind:
-		return strconv.AppendBool(b, v.Bool())
-	case protoreflect.EnumKind:
-		return strconv.AppendInt(b, int64(v.Enum()), 10)
-	case protoreflect.Int32Kind, protoreflect.Sint32Kind, protoreflect.Sfixed32Kind:
-		return strconv.AppendInt(b, v.Int(), 10)
-	case protoreflect.Uint32Kind, protoreflect.Fixed32Kind:
-		return strconv.AppendUint(b, v.Uint(), 10)
-	case protoreflect.Int64Kind, protoreflect.Sint64Kind, protoreflect.Sfixed64Kind:
-		return append(strconv.AppendInt(append(b, '"'), v.Int(), 10), '"')
-	case protoreflect.Uint64Kind, protoreflect.Fixed64Kind:
-		return append(strconv.AppendUint(append(b, '"'), v.Uint(), 10), '"')
-	case protoreflect.FloatKind, protoreflect.DoubleKind:
-		f := v.Float()
-		switch {
-		case math.IsNaN(f):
-			return append(b, `"NaN"`...)
-		case math.IsInf(f, 1):
-			return append(b, `"Infinity"`...)
-		case math.IsInf(f, -1):
-			return append(b, `"-Infinity"`...)
-		}
-		return strconv.AppendFloat(b, f, 'g', -1, 64)
-	case protoreflect.StringKind:
-		return appendJSONString(b, v.String())
-	case protoreflect.BytesKind:
-		if isID(fd.JSONName()) {
-			return appendJSONString(b, strings.ToUpper(hex.EncodeToString(v.Bytes())))
-		}
-		return appendJSONString(b, base64.StdEncoding.EncodeToString(v.Bytes()))
-	}
-	return append(b, "null"...)
-}
-
-func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
 }
 
 // proxyFunc resolves HTTP(S)_PROXY and NO_PROXY through the caller's

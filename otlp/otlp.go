@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
-	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 
 	"github.com/fabric-runtime/fabric/internal/telemetry"
 )
@@ -52,35 +50,41 @@ func (x Exporters) SpanExporter(ctx context.Context, es telemetry.Export) (sdktr
 	if err != nil {
 		return nil, err
 	}
-	return otlptrace.New(ctx, &traceClient{poster: p, json: es.Protocol == telemetry.ProtocolHTTPJSON})
+	return &spanExporter{poster: p, json: es.Protocol == telemetry.ProtocolHTTPJSON}, nil
 }
 
-// traceClient uploads the spans otlptrace has converted to OTLP.
-type traceClient struct {
+// spanExporter sends the trace SDK's spans to the collector, as the
+// upstream OTLP exporter (otlptrace) does: nothing when there is no span,
+// errors prefixed "traces export", and a Shutdown that closes the
+// connections once and leaves later exports possible.
+type spanExporter struct {
 	*poster
 	json bool
+	stop sync.Once
 }
 
-func (c *traceClient) Start(context.Context) error { return nil }
-
-func (c *traceClient) Stop(ctx context.Context) error {
-	c.close()
-	return ctx.Err()
+func (e *spanExporter) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
+	body, ok := traceRequest(e.json, spans)
+	if !ok {
+		return nil
+	}
+	contentType := contentTypeProto
+	if e.json {
+		contentType = contentTypeJSON
+	}
+	if err := e.post(ctx, body, contentType); err != nil {
+		return fmt.Errorf("traces export: %w", err)
+	}
+	return nil
 }
 
-func (c *traceClient) UploadTraces(ctx context.Context, spans []*tracepb.ResourceSpans) error {
-	if c.json {
-		body, err := exportRequestJSON("resourceSpans", spans)
-		if err != nil {
-			return err
-		}
-		return c.post(ctx, body, contentTypeJSON)
-	}
-	body, err := exportRequest(spans)
-	if err != nil {
-		return err
-	}
-	return c.post(ctx, body, contentTypeProto)
+func (e *spanExporter) Shutdown(ctx context.Context) error {
+	var err error
+	e.stop.Do(func() {
+		e.close()
+		err = ctx.Err()
+	})
+	return err
 }
 
 // MetricExporter builds the OTLP metric exporter es describes. OTLP/JSON
@@ -120,11 +124,7 @@ func (e *metricExporter) Export(ctx context.Context, rm *metricdata.ResourceMetr
 	if e.shut.Load() {
 		return errShutdown
 	}
-	pb, convErr := resourceMetrics(rm)
-	body, err := exportRequest([]*metricspb.ResourceMetrics{pb})
-	if err != nil {
-		return errors.Join(convErr, err)
-	}
+	body, convErr := metricsRequest(rm)
 	return errors.Join(convErr, e.post(ctx, body, contentTypeProto))
 }
 

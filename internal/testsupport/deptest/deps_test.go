@@ -89,7 +89,7 @@ var hostPending = map[string]string{}
 // agentCtlBad is what fabric-agent-ctl must not link: it runs as a probe
 // through exec, so it carries the runtime but nothing for tests or for
 // the fabric CLI's own verbs.
-var agentCtlBad = merge(testSupport, slowInit, generation, grpc, map[string]string{
+var agentCtlBad = merge(testSupport, slowInit, generation, grpc, protobuf, map[string]string{
 	Module + "/internal/cli": "the fabric CLI's command tree",
 })
 
@@ -111,6 +111,17 @@ var grpc = map[string]string{
 	"github.com/grpc-ecosystem/grpc-gateway":                            "the gRPC gateway (linked by the OTLP collector services)",
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp":   "the upstream OTLP/HTTP trace exporter (links gRPC through the collector services; package otlp has its own client)",
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp": "the upstream OTLP/HTTP metric exporter (links gRPC through the collector services; package otlp has its own)",
+}
+
+// protobuf is the protobuf runtime and the types generated with it, which
+// no shipped program links unless built with -tags otlpgrpc: every
+// generated package registers its file descriptors at init, which cost
+// each run of a CLI command about 1 ms of CPU (bench/cli) whether it
+// exports telemetry or not. Package otlp writes OTLP by hand.
+var protobuf = map[string]string{
+	"google.golang.org/protobuf":                        "protobuf (generated types register their descriptors at init; package otlp writes OTLP by hand)",
+	"go.opentelemetry.io/proto":                         "OTLP's generated protobuf types (package otlp writes OTLP by hand)",
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace": "the upstream OTLP trace exporter and its transform (to OTLP's generated types)",
 }
 
 // generation is JSON Schema generation, which no shipped program needs:
@@ -157,8 +168,8 @@ func TestDeps(t *testing.T) {
 		{Module + "/adapterkit", merge(hostBad, map[string]string{Module + "/adapters": "the bundled adapters (the kit serves them, never the reverse)"}), hostPending},
 		{Module + "/cmd/fabric-agent-ctl", agentCtlBad, nil},
 		{Module, sdkBad, nil},
-		{Module + "/otlp", merge(testSupport, grpc), nil},
-		{Module + "/cmd/fabric", merge(slowInit, generation, grpc), nil}, // it runs the conformance suite, so it links test support
+		{Module + "/otlp", merge(testSupport, grpc, protobuf), nil},
+		{Module + "/cmd/fabric", merge(slowInit, generation, grpc, protobuf), nil}, // it runs the conformance suite, so it links test support
 	} {
 		name := strings.TrimPrefix(c.pkg, Module+"/")
 		if c.pkg == Module {
