@@ -1,4 +1,7 @@
 // Command fabric plans, diagnoses and runs AI agent harnesses.
+//
+// Build it with CGO_ENABLED=0 (bench/cli does), as cmd/fabric-agent-ctl
+// says why: a static binary starts each command with less CPU.
 package main
 
 import (
