@@ -29,7 +29,7 @@ func (a *app) adaptersCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			infos, diags, err := a.client.Adapters(cmd.Context(), bd, absPaths(local))
+			infos, diags, err := a.client().Adapters(cmd.Context(), bd, absPaths(local))
 			if err != nil {
 				return a.failure(err)
 			}
@@ -68,7 +68,7 @@ func (a *app) adaptersCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			infos, _, err := a.client.Adapters(cmd.Context(), bd, absPaths(local))
+			infos, _, err := a.client().Adapters(cmd.Context(), bd, absPaths(local))
 			if err != nil {
 				return a.failure(err)
 			}

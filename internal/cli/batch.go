@@ -137,7 +137,7 @@ func (a *app) batchRun(ctx context.Context, specPath string, f batchRunFlags) er
 	if f.backend == "temporal" {
 		return a.batchRunTemporal(ctx, specPath, batchDir(f.dir, s), f)
 	}
-	opts := batch.Options{Client: a.client}
+	opts := batch.Options{Client: a.client()}
 	if f.retryErrors != "" {
 		opts.RetryErrors = strings.Split(f.retryErrors, ",")
 	}
@@ -325,7 +325,7 @@ func (a *app) batchRegradeCommand() *cobra.Command {
 			if err != nil {
 				return a.batchSpecFailure(err)
 			}
-			r, err := batch.Open(cmd.Context(), s, args[1], batch.Options{Client: a.client, Regrade: true})
+			r, err := batch.Open(cmd.Context(), s, args[1], batch.Options{Client: a.client(), Regrade: true})
 			if err != nil {
 				return a.batchSpecFailure(err)
 			}

@@ -41,14 +41,14 @@ func (a *app) checkCommand() *cobra.Command {
 			"To check runtimes that keep running, use fabric-agent-ctl check against its serve daemon, or Runtime.Check in the Go SDK.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := a.client.LoadConfig(args[0], cf.loadOptions())
+			l, err := a.client().LoadConfig(args[0], cf.loadOptions())
 			if err != nil {
 				return a.failure(err)
 			}
 			for _, w := range l.Warnings {
 				fmt.Fprintf(a.stdio.Err, "warning: %s: %s\n", w.Path, w.Message)
 			}
-			rt, err := a.client.StartRuntime(cmd.Context(), l)
+			rt, err := a.client().StartRuntime(cmd.Context(), l)
 			if err != nil {
 				return a.failure(err)
 			}

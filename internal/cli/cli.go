@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -48,12 +49,16 @@ func silentExit(code int) error { return &exitError{code: code} }
 type app struct {
 	stdio  Stdio
 	output string
-	client *fabric.Client
+	// client is the SDK client of Fabric's binaries, created on first
+	// use: creating one reads the installed packages, the telemetry
+	// settings and the executable's path, which a command's help or a
+	// usage error never needs (bench/cli).
+	client func() *fabric.Client
 }
 
 // Run executes the fabric CLI and returns its exit code.
 func Run(ctx context.Context, args []string, stdio Stdio) int {
-	a := &app{stdio: stdio, client: fabric.New(clientopts.Binary(os.Getenv)...)}
+	a := &app{stdio: stdio, client: sync.OnceValue(func() *fabric.Client { return fabric.New(clientopts.Binary(os.Getenv)...) })}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdio.In)

@@ -42,7 +42,7 @@ func (a *app) conformanceCommand() *cobra.Command {
 			if a.output == "text" {
 				opts.Progress = func(it conformance.Item) { fmt.Fprintln(a.stdio.Out, it) }
 			}
-			rep := conformance.Run(cmd.Context(), a.client, p, opts)
+			rep := conformance.Run(cmd.Context(), a.client(), p, opts)
 			if a.output == "json" {
 				if err := a.writeJSON(rep); err != nil {
 					return err

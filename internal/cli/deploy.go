@@ -33,7 +33,7 @@ func (a *app) deployCommand() *cobra.Command {
 	var stateDir string
 	var timeout time.Duration
 	opts := func(file string) deploy.Options {
-		return deploy.Options{File: file, StateDir: stateDir, Timeout: timeout, Client: a.client}
+		return deploy.Options{File: file, StateDir: stateDir, Timeout: timeout, Client: a.client()}
 	}
 	cmd.PersistentFlags().StringVar(&stateDir, "state-dir", "", "state directory (default: .fabric/<metadata.name>/ beside the document)")
 

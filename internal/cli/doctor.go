@@ -16,7 +16,7 @@ func (a *app) doctorCommand() *cobra.Command {
 		Long:  "Run preflight checks. Exit status 0 when every check passes (warnings allowed), 1 when a check failed, 2 on usage errors.",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep := a.client.DoctorFile(cmd.Context(), args[0], cf.loadOptions())
+			rep := a.client().DoctorFile(cmd.Context(), args[0], cf.loadOptions())
 			if a.output == "json" {
 				if err := a.writeJSON(rep); err != nil {
 					return err

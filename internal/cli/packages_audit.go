@@ -103,7 +103,7 @@ func (a *app) applyVerdict(ctx context.Context, doc string, fd *auditFinding, ag
 		return &auditApplied{Action: fd.Verdict, Outcome: ag.State, Already: true}
 	}
 	p := supervisor.RevokePayload{Agent: ag.Name, Policy: fd.Verdict, CatalogSerial: serial, Entry: fd.Package.Entry, Reason: fd.Reason}
-	res, err := deploy.Revoke(ctx, deploy.Options{File: doc, Client: a.client}, p, timeout)
+	res, err := deploy.Revoke(ctx, deploy.Options{File: doc, Client: a.client()}, p, timeout)
 	if err != nil {
 		return &auditApplied{Action: fd.Verdict, Error: err.Error()}
 	}
@@ -139,7 +139,7 @@ func (a *app) packagesAuditCommand() *cobra.Command {
 			var findings []auditFinding
 			bad := false
 			for _, doc := range args {
-				res, err := deploy.Status(cmd.Context(), deploy.Options{File: doc, Client: a.client})
+				res, err := deploy.Status(cmd.Context(), deploy.Options{File: doc, Client: a.client()})
 				if err != nil {
 					return a.failure(err)
 				}

@@ -18,14 +18,14 @@ func (a *app) planCommand() *cobra.Command {
 		Short: "Resolve a config against its adapter descriptor and print the RunPlan",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := a.client.LoadConfig(args[0], cf.loadOptions())
+			l, err := a.client().LoadConfig(args[0], cf.loadOptions())
 			if err != nil {
 				return a.failure(err)
 			}
 			for _, w := range l.Warnings {
 				fmt.Fprintf(a.stdio.Err, "warning: %s: %s\n", w.Path, w.Message)
 			}
-			p, err := a.client.Plan(cmd.Context(), l)
+			p, err := a.client().Plan(cmd.Context(), l)
 			if err != nil {
 				return a.failure(err)
 			}

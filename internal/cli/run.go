@@ -32,14 +32,14 @@ func (a *app) runCommand() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			l, err := a.client.LoadConfig(args[0], cf.loadOptions())
+			l, err := a.client().LoadConfig(args[0], cf.loadOptions())
 			if err != nil {
 				return a.failure(err)
 			}
 			for _, w := range l.Warnings {
 				fmt.Fprintf(a.stdio.Err, "warning: %s: %s\n", w.Path, w.Message)
 			}
-			rt, err := a.client.StartRuntime(cmd.Context(), l)
+			rt, err := a.client().StartRuntime(cmd.Context(), l)
 			if err != nil {
 				return a.failure(err)
 			}
@@ -210,11 +210,11 @@ func (a *app) chatCommand() *cobra.Command {
 		Args:        cobra.ExactArgs(1),
 		Annotations: map[string]string{terminalOutput: "text"},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			l, err := a.client.LoadConfig(args[0], cf.loadOptions())
+			l, err := a.client().LoadConfig(args[0], cf.loadOptions())
 			if err != nil {
 				return a.failure(err)
 			}
-			rt, err := a.client.StartRuntime(cmd.Context(), l)
+			rt, err := a.client().StartRuntime(cmd.Context(), l)
 			if err != nil {
 				return a.failure(err)
 			}
