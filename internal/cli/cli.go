@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"sync"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -49,6 +51,10 @@ func silentExit(code int) error { return &exitError{code: code} }
 type app struct {
 	stdio  Stdio
 	output string
+	// signals: the first SIGINT or SIGTERM cancels the command's context
+	// (Main); stopSignals ends that.
+	signals     bool
+	stopSignals context.CancelFunc
 	// client is the SDK client of Fabric's binaries, created on first
 	// use: creating one reads the installed packages, the telemetry
 	// settings and the executable's path, which a command's help or a
@@ -56,15 +62,30 @@ type app struct {
 	client func() *fabric.Client
 }
 
+// Main runs the fabric CLI with the process's arguments and streams; the
+// first SIGINT or SIGTERM cancels the command's context. The signals are
+// caught from when a command runs, not for help or a usage error: catching
+// them starts two threads, a tenth of the CPU of fabric --help (bench/cli).
+func Main() int {
+	return run(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, true)
+}
+
 // Run executes the fabric CLI and returns its exit code.
 func Run(ctx context.Context, args []string, stdio Stdio) int {
-	a := &app{stdio: stdio, client: sync.OnceValue(func() *fabric.Client { return fabric.New(clientopts.Binary(os.Getenv)...) })}
+	return run(ctx, args, stdio, false)
+}
+
+func run(ctx context.Context, args []string, stdio Stdio, signals bool) int {
+	a := &app{stdio: stdio, signals: signals, client: sync.OnceValue(func() *fabric.Client { return fabric.New(clientopts.Binary(os.Getenv)...) })}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
 	err := root.ExecuteContext(ctx)
+	if a.stopSignals != nil {
+		a.stopSignals()
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -88,6 +109,11 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if a.signals {
+				var ctx context.Context
+				ctx, a.stopSignals = signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+				cmd.SetContext(ctx)
+			}
 			if !cmd.Flags().Changed("output") && cmd.Annotations[terminalOutput] != "" && isTerminal(a.stdio.Out) {
 				a.output = cmd.Annotations[terminalOutput]
 			}
