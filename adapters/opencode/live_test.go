@@ -141,7 +141,7 @@ func TestLive(t *testing.T) {
 		if strings.Contains(string(cfg), password) || strings.Contains(string(cfg), l.Key) {
 			t.Error("the generated configuration holds the password or the model key")
 		}
-		if !strings.Contains(string(cfg), "{env:"+opencode.KeyEnv+"}") || !strings.Contains(string(cfg), l.Stub.OpenAIBaseURL()) {
+		if !strings.Contains(string(cfg), "{env:FABRIC_OPENCODE_MODEL_KEY}") || !strings.Contains(string(cfg), l.Stub.OpenAIBaseURL()) {
 			t.Errorf("configuration does not reference the key variable and the endpoint:\n%s", cfg)
 		}
 		// The server's command line holds neither secret (its environment
@@ -187,7 +187,7 @@ func TestLive(t *testing.T) {
 		if res.Status != contract.StatusSucceeded || res.Output != "FIRST_ANSWER_7731" {
 			t.Fatalf("first: %s %v %+v", res.Status, res.Output, res.Error)
 		}
-		if d := harnesstest.Events(res, opencode.EventOutputDelta); len(d) == 0 {
+		if d := harnesstest.Events(res, "output_delta"); len(d) == 0 {
 			t.Errorf("no output_delta events: %+v", res.Events)
 		}
 		if res.Usage == nil || res.Usage.TotalTokens == nil || *res.Usage.TotalTokens == 0 {
@@ -230,7 +230,7 @@ func TestLive(t *testing.T) {
 		if err != nil || strings.TrimSpace(string(data)) != "made-by-opencode" {
 			t.Fatalf("the tool did not create %s in the workspace: %q %v", toolFile, data, err)
 		}
-		calls, results := harnesstest.Events(res, opencode.EventToolCall), harnesstest.Events(res, opencode.EventToolResult)
+		calls, results := harnesstest.Events(res, "tool_call"), harnesstest.Events(res, "tool_result")
 		if len(calls) == 0 || len(results) == 0 {
 			t.Errorf("tool events: %d calls, %d results", len(calls), len(results))
 		}
@@ -379,7 +379,7 @@ func privateRoot(t testing.TB, pid int) string {
 func runtimeSession(t testing.TB, port int, password, runtimeID string) string {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/session", port), nil)
-	req.SetBasicAuth(opencode.Username, password)
+	req.SetBasicAuth(webUser, password)
 	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {
