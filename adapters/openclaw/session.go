@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,108 +40,82 @@ type adapter struct{}
 // session is one runtime: one Gateway and one agent session on it.
 type session struct {
 	log       *slog.Logger
+	in        adapterkit.StartInput
 	set       Settings
-	model     model
 	runtimeID string
 	user      string // the OpenAI "user" that keys the runtime's agent session
+
+	// What start resolved: the model, its key (never logged), OpenClaw
+	// and Node, the workspace.
+	model     model
+	key       string
+	bin       binary
+	workspace string
 
 	// Private directories and files, all under dirs.Root, all removed at
 	// stop.
 	dirs                       adapterkit.Dirs
 	state, configPath, logFile string
 
-	srv    serverharness.Server // the Gateway
+	srv    *serverharness.Server // the Gateway, and the dashboard interface when on
 	res    *reservation
-	token  string         // the Gateway token; never logged or reported
-	ifaces *harnessui.Set // the dashboard interface (the Gateway), nil when off
-	wd     *watchdog      // kills the Gateway's helpers if the host dies
-	client *http.Client   // loopback only, no proxy
-	base   string         // http://127.0.0.1:<port>
+	token  string       // the Gateway token; never logged or reported
+	wd     *watchdog    // kills the Gateway's helpers if the host dies
+	client *http.Client // loopback only, no proxy
+	base   string       // http://127.0.0.1:<port>
 
-	busy     atomic.Bool
-	turns    atomic.Int64
-	stopOnce sync.Once
-	stopErr  error
-}
-
-// launch is what Start resolved before it starts anything.
-type launch struct {
-	set       Settings
-	model     model
-	key       string
-	bin       binary
-	workspace string
+	busy  atomic.Bool
+	turns atomic.Int64
 }
 
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
-	log := in.Log().With("adapter", ID)
 	set, err := parseSettings(in.Config.Harness)
 	if err != nil {
 		return nil, serverharness.SettingsError(CodeInvalidSettings, err)
 	}
-	// L3: one deadline for everything start does.
-	ctx, cancel := context.WithTimeout(ctx, set.StartupTimeout)
-	defer cancel()
-	l, err := resolve(ctx, in, set)
-	if err != nil {
-		return nil, err
-	}
+	log := in.Log().With("adapter", ID)
 	runtimeID := in.RuntimeContext.RuntimeID
 	s := &session{
-		log: log, set: set, model: l.model, runtimeID: runtimeID,
+		log: log, in: in, set: set, runtimeID: runtimeID,
 		user: "fabric:" + runtimeID,
-		srv: serverharness.Server{
+		srv: &serverharness.Server{
 			Name: "the OpenClaw Gateway", Short: "the Gateway", Source: "openclaw gateway", PIDKey: "gateway_pid",
+			Log: log, RuntimeID: runtimeID,
 			OutputOf: "the Gateway's", Output: &serverharness.Tail{Max: 16 << 10},
 			Codes: serverharness.Codes{StartFailed: CodeStartFailed, Timeout: CodeStartTimeout, Exited: CodeGatewayExited, NotHeld: CodePortUnavailable},
 		},
 		client: &http.Client{Transport: serverharness.Transport(0)},
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			s.teardown(context.WithoutCancel(ctx))
-		}
-	}()
-	if err := s.prepare(in, l); err != nil {
-		return nil, err
-	}
-	if err := s.run(ctx, in, l); err != nil {
-		return nil, err
-	}
-	log.Info("openclaw: gateway ready", "runtime_id", runtimeID, "port", s.srv.Port, "pid", s.srv.Proc.Pid(), "dashboard", set.Dashboard != nil, "node", l.bin.NodeVersion)
-	ok = true
-	return s, nil
+	return serverharness.Start(ctx, set.StartupTimeout, s, s.resolve, s.prepare, s.run)
 }
 
 // resolve finds the model, its key, OpenClaw and Node, and the workspace.
-func resolve(ctx context.Context, in adapterkit.StartInput, set Settings) (launch, error) {
-	l := launch{set: set}
+func (s *session) resolve(ctx context.Context) error {
 	var err error
-	if l.model, err = selectModel(in.Config.Models); err != nil {
-		return l, adapterkit.Wrap(CodeInvalidConfig, err)
+	if s.model, err = selectModel(s.in.Config.Models); err != nil {
+		return adapterkit.Wrap(CodeInvalidConfig, err)
 	}
-	if l.key, err = adapterkit.ModelKey(l.model.APIKeyEnv, "models."+l.model.Role+".api_key_env"); err != nil {
-		return l, adapterkit.Wrap(CodeAPIKeyMissing, err)
+	if s.key, err = adapterkit.ModelKey(s.model.APIKeyEnv, "models."+s.model.Role+".api_key_env"); err != nil {
+		return adapterkit.Wrap(CodeAPIKeyMissing, err)
 	}
-	l.bin, err = resolveBinary(ctx, os.Getenv, os.Getenv("PATH"))
+	s.bin, err = resolveBinary(ctx, os.Getenv, os.Getenv("PATH"))
 	switch {
 	case errors.Is(err, errNodeUnsupported):
-		return l, adapterkit.Wrap(CodeNodeUnsupported, err)
+		return adapterkit.Wrap(CodeNodeUnsupported, err)
 	case err != nil:
-		return l, adapterkit.Wrap(CodeBinaryNotFound, err)
+		return adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
-	if l.workspace, err = adapterkit.Workspace(in); err != nil {
-		return l, adapterkit.Wrap(CodeInvalidWorkspace, err)
+	if s.workspace, err = adapterkit.Workspace(s.in); err != nil {
+		return adapterkit.Wrap(CodeInvalidWorkspace, err)
 	}
-	return l, nil
+	return nil
 }
 
 // prepare creates the private directories, starts the watchdog, reserves
 // the Gateway's ports and writes its configuration.
-func (s *session) prepare(in adapterkit.StartInput, l launch) error {
+func (s *session) prepare(context.Context) error {
 	var err error
-	if s.dirs, err = adapterkit.MakeDirs(in.Home, "openclaw", "state", "logs"); err != nil {
+	if s.dirs, err = adapterkit.MakeDirs(s.in.Home, "openclaw", "state", "logs"); err != nil {
 		return adapterkit.Wrap(CodeStartFailed, err)
 	}
 	s.state = filepath.Join(s.dirs.Root, "state")
@@ -154,22 +127,22 @@ func (s *session) prepare(in adapterkit.StartInput, l launch) error {
 
 	// The Gateway's base port: the dashboard's exact port (S2, L6), else
 	// one reserved in port_range (Q7).
-	if d := l.set.Dashboard; d != nil {
+	if d := s.set.Dashboard; d != nil {
 		f, err := lockFile(filepath.Join(mkdirOr(portsDir()), strconv.Itoa(d.Port)+".lock"))
 		if err != nil {
 			return &harnessui.Error{Code: harnessui.CodePortTaken, Interface: Dashboard, Message: fmt.Sprintf("port %d is taken before launch (S2, L6)", d.Port), Err: err}
 		}
 		s.res = &reservation{Base: d.Port, f: f}
-	} else if s.res, err = pickBase(l.set.PortRange); err != nil {
+	} else if s.res, err = pickBase(s.set.PortRange); err != nil {
 		return adapterkit.Wrap(CodePortUnavailable, err)
 	}
 	s.srv.Port = s.res.Base
 	s.base = "http://127.0.0.1:" + strconv.Itoa(s.srv.Port)
 
 	cfg := gatewayConfig{
-		Port: s.srv.Port, AgentID: l.set.AgentID, Model: l.model, Workspace: l.workspace, LogFile: s.logFile,
+		Port: s.srv.Port, AgentID: s.set.AgentID, Model: s.model, Workspace: s.workspace, LogFile: s.logFile,
 	}
-	if d := l.set.Dashboard; d != nil {
+	if d := s.set.Dashboard; d != nil {
 		cfg.Dashboard, cfg.AllowedOrigins = true, d.PublicOrigins
 	}
 	doc, err := cfg.build()
@@ -184,17 +157,25 @@ func (s *session) prepare(in adapterkit.StartInput, l launch) error {
 
 // run starts the Gateway and waits until it is ready: through harnessui
 // when it serves the dashboard, else on its own.
-func (s *session) run(ctx context.Context, in adapterkit.StartInput, l launch) error {
-	env := s.env(os.Environ(), l.bin, l.model, l.key)
-	args := []string{l.bin.Entry, "gateway", "run"}
-	d := l.set.Dashboard
+func (s *session) run(ctx context.Context) error {
+	if err := s.launch(ctx); err != nil {
+		return err
+	}
+	s.log.Info("openclaw: gateway ready", "runtime_id", s.runtimeID, "port", s.srv.Port, "pid", s.srv.Proc.Pid(), "dashboard", s.set.Dashboard != nil, "node", s.bin.NodeVersion)
+	return nil
+}
+
+func (s *session) launch(ctx context.Context) error {
+	env := s.env(os.Environ(), s.bin, s.model, s.key)
+	args := []string{s.bin.Entry, "gateway", "run"}
+	d := s.set.Dashboard
 	if d == nil {
 		var err error
 		if s.token, err = harnessui.NewToken(); err != nil {
 			return adapterkit.Wrap(CodeStartFailed, err)
 		}
 		p, err := proc.Start(ctx, proc.Spec{
-			Path: l.bin.Node, Args: args, Dir: l.workspace,
+			Path: s.bin.Node, Args: args, Dir: s.workspace,
 			Env:    append(env, tokenEnv+"="+s.token),
 			Stdout: s.srv.Output, Stderr: s.srv.Output, Grace: gatewayGrace,
 		})
@@ -204,7 +185,7 @@ func (s *session) run(ctx context.Context, in adapterkit.StartInput, l launch) e
 		s.srv.Proc = p
 		return s.srv.AwaitHealthy(ctx, s.set.StartupTimeout, s.healthz)
 	}
-	root, err := filepath.Abs(harnessui.ArtifactRoot(in))
+	root, err := filepath.Abs(harnessui.ArtifactRoot(s.in))
 	if err != nil {
 		return adapterkit.Wrap(CodeStartFailed, err)
 	}
@@ -215,7 +196,7 @@ func (s *session) run(ctx context.Context, in adapterkit.StartInput, l launch) e
 		Children: []harnessui.Child{{
 			Name: Dashboard, Kind: contract.InterfaceHTTP, Browser: true, Credential: contract.CredentialBearer,
 			Port: d.Port, CheckPorts: []int{d.Port + BrowserPort}, Path: "/",
-			Command: l.bin.Node, Args: args, Dir: l.workspace, Env: env, TokenEnv: tokenEnv,
+			Command: s.bin.Node, Args: args, Dir: s.workspace, Env: env, TokenEnv: tokenEnv,
 			Stdout: s.srv.Output, Stderr: s.srv.Output,
 			HealthPath: "/healthz",
 			Ready:      func(ctx context.Context, t harnessui.Target) error { return s.ready(ctx, t.Token) },
@@ -224,7 +205,7 @@ func (s *session) run(ctx context.Context, in adapterkit.StartInput, l launch) e
 	if err != nil {
 		return s.srv.Explain(err)
 	}
-	s.ifaces, s.srv.Proc, s.token = set, set.Process(Dashboard), set.Token(Dashboard)
+	s.srv.Ifaces, s.srv.Proc, s.token = set, set.Process(Dashboard), set.Token(Dashboard)
 	return nil
 }
 
@@ -315,12 +296,8 @@ func (s *session) env(base []string, bin binary, m model, key string) []string {
 func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contract.AgentRunResult, error) {
 	s.busy.Store(true)
 	defer s.busy.Store(false)
-	if !s.srv.Running() {
-		info, _ := s.srv.Proc.ExitState()
-		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeGatewayExited, Message: fmt.Sprintf("the OpenClaw Gateway is not running (%s)", info)}
-	}
-	if ctx.Err() != nil {
-		return contract.AgentRunResult{Status: contract.StatusCancelled, Output: ""}, nil
+	if res, ok, err := s.srv.CanTurn(ctx); !ok {
+		return res, err
 	}
 	turn := s.turns.Add(1)
 	req := chatRequest{
@@ -351,8 +328,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		return res, nil
 	}
 	if !s.srv.Running() {
-		info, _ := s.srv.Proc.ExitState()
-		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeGatewayExited, Message: fmt.Sprintf("the OpenClaw Gateway exited during the turn (%s)", info)}
+		return contract.AgentRunResult{}, s.srv.Exited("exited during the turn")
 	}
 	res.Status = contract.StatusFailed
 	code, retry := CodeTurnFailed, false
@@ -387,45 +363,30 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 
 // Interfaces reports the runtime's interfaces for its handle: where the
 // dashboard is and where its token is stored, never the token.
-func (s *session) Interfaces() []contract.InterfaceInfo {
-	if s.ifaces == nil {
-		return nil
-	}
-	return s.ifaces.Interfaces()
-}
+func (s *session) Interfaces() []contract.InterfaceInfo { return s.srv.Interfaces() }
 
 // CheckInterface reports one interface's health (L4). The dashboard is
 // the Gateway itself, so its failure is also the runtime's.
 func (s *session) CheckInterface(ctx context.Context, name, level string) (adapterkit.Health, error) {
-	if s.ifaces == nil || name != Dashboard {
-		return s.srv.NoInterface(name), nil
-	}
-	return s.ifaces.Check(ctx, name, level), nil
+	return s.srv.CheckInterface(ctx, name, level, name == Dashboard), nil
 }
 
 // The session reports and checks its interfaces.
 var _ adapterkit.InterfaceSession = (*session)(nil)
 
-// Stop ends the Gateway: with the dashboard, iface removes the token file
-// first, then SIGTERM to the Gateway's group, 5 s, SIGKILL (L5); without,
-// SIGTERM, gatewayGrace, SIGKILL. Then every process that left the group
-// but carries the runtime's private state directory is killed, the port
-// reservation released and the private directories removed.
+// Stop ends the Gateway: with the dashboard, harnessui removes the token
+// file first, then SIGTERM to the Gateway's group, 5 s, SIGKILL (L5);
+// without, SIGTERM, gatewayGrace, SIGKILL. Then every process that left
+// the group but carries the runtime's private state directory is killed,
+// the port reservation released and the private directories removed.
 func (s *session) Stop(ctx context.Context) error {
-	s.stopOnce.Do(func() { s.stopErr = s.teardown(ctx) })
-	return s.stopErr
-}
-
-func (s *session) teardown(ctx context.Context) error {
 	s.client.CloseIdleConnections()
-	sp := serverharness.StopSpec{Interfaces: s.ifaces, Own: s.ifaces == nil, Root: s.dirs.Root, AfterSweep: func() {
+	sp := serverharness.StopSpec{Own: s.srv.Ifaces == nil, Root: s.dirs.Root, AfterSweep: func() {
 		s.wd.stop(time.Second)
 		s.res.release()
 	}}
 	if s.state != "" {
 		sp.Marker = "OPENCLAW_STATE_DIR=" + s.state
 	}
-	st, err := s.srv.Stop(ctx, s.log, sp)
-	s.log.Info("openclaw: stopped", "runtime_id", s.runtimeID, "gateway_ms", st.Server.Milliseconds(), "sweep_ms", st.Sweep.Milliseconds(), "remove_ms", st.Remove.Milliseconds())
-	return err
+	return s.srv.Stop(ctx, sp)
 }

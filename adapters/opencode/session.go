@@ -60,6 +60,7 @@ type adapter struct{}
 // session is one runtime: one `opencode serve` and one session on it.
 type session struct {
 	log       *slog.Logger
+	in        adapterkit.StartInput
 	set       Settings
 	model     model
 	key       string // the model key, only to scrub it from text; never logged
@@ -73,103 +74,72 @@ type session struct {
 
 	bin       string
 	workspace string
-	srv       serverharness.Server // the server
-	base      string               // http://127.0.0.1:<port>
-	password  string               // the server's per-start password; never logged or reported
-	ownSrv    bool                 // srv was started here (not by harnessui)
-	ifaces    *harnessui.Set       // nil without interfaces
-	listening chan int             // the port from the server's "listening on" line
-	client    *http.Client         // loopback only, no proxy, request timeout
-	stream    *http.Client         // for /event: no overall timeout
+	srv       *serverharness.Server // the server and the interfaces
+	base      string                // http://127.0.0.1:<port>
+	password  string                // the server's per-start password; never logged or reported
+	ownSrv    bool                  // srv was started here (not by harnessui)
+	listening chan int              // the port from the server's "listening on" line
+	client    *http.Client          // loopback only, no proxy, request timeout
+	stream    *http.Client          // for /event: no overall timeout
 	sessionID string
 
-	busy     atomic.Bool
-	turns    atomic.Int64
-	stopOnce sync.Once
-	stopErr  error
+	busy  atomic.Bool
+	turns atomic.Int64
 }
 
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
-	log := in.Log().With("adapter", ID)
 	set, err := parseSettings(in.Config.Harness)
 	if err != nil {
 		return nil, serverharness.SettingsError(CodeInvalidSettings, err)
 	}
-	// L3: one deadline for everything start does.
-	ctx, cancel := context.WithTimeout(ctx, set.StartupTimeout)
-	defer cancel()
-	s, err := newSession(in, set, log)
-	if err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			s.teardown(context.WithoutCancel(ctx))
-		}
-	}()
-	if err := s.configure(in); err != nil {
-		return nil, err
-	}
-	if err := s.run(ctx, in); err != nil {
-		return nil, err
-	}
-	if err := s.createSession(ctx); err != nil {
-		return nil, s.srv.Explain(adapterkit.Wrap(CodeStartFailed, err))
-	}
-	log.Info("opencode: server ready", "runtime_id", s.runtimeID, "port", s.srv.Port, "pid", s.srv.Proc.Pid(), "session", s.sessionID,
-		"web", set.Web != nil, "terminal", set.Terminal != nil)
-	ok = true
-	return s, nil
-}
-
-// newSession resolves the model, its key, OpenCode and the workspace.
-func newSession(in adapterkit.StartInput, set Settings, log *slog.Logger) (*session, error) {
-	model, err := selectModel(in.Config.Models)
-	if err != nil {
-		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
-	}
-	key, err := adapterkit.ModelKey(model.APIKeyEnv, "models."+model.Role+".api_key_env")
-	if err != nil {
-		return nil, adapterkit.Wrap(CodeAPIKeyMissing, err)
-	}
-	bin, err := resolveBinary(os.Getenv, os.Getenv("PATH"))
-	if err != nil {
-		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
-	}
-	workspace, err := adapterkit.Workspace(in)
-	if err != nil {
-		return nil, adapterkit.Wrap(CodeInvalidWorkspace, err)
-	}
+	log := in.Log().With("adapter", ID)
 	transport := serverharness.Transport(set.RequestTimeout)
 	s := &session{
-		log: log, set: set, model: model, key: key, runtimeID: in.RuntimeContext.RuntimeID,
-		bin: bin, workspace: workspace,
+		log: log, in: in, set: set, runtimeID: in.RuntimeContext.RuntimeID,
 		listening: make(chan int, 1),
 		client:    &http.Client{Transport: transport, Timeout: set.RequestTimeout},
 		stream:    &http.Client{Transport: transport},
 	}
-	s.srv = serverharness.Server{
+	s.srv = &serverharness.Server{
 		Name: "opencode serve", Source: "opencode serve", PIDKey: "server_pid",
+		Log: log, RuntimeID: s.runtimeID,
 		OutputOf: "the server's", Output: &serverharness.Tail{Max: 16 << 10}, Scrub: s.scrub,
 		Codes: serverharness.Codes{StartFailed: CodeStartFailed, Timeout: CodeStartTimeout, Exited: CodeServerExited, NotHeld: CodeStartFailed},
 	}
-	return s, nil
+	return serverharness.Start(ctx, set.StartupTimeout, s, s.resolve, s.configure, s.run, s.createSession)
+}
+
+// resolve finds the model, its key, OpenCode and the workspace.
+func (s *session) resolve(context.Context) error {
+	var err error
+	if s.model, err = selectModel(s.in.Config.Models); err != nil {
+		return adapterkit.Wrap(CodeInvalidConfig, err)
+	}
+	if s.key, err = adapterkit.ModelKey(s.model.APIKeyEnv, "models."+s.model.Role+".api_key_env"); err != nil {
+		return adapterkit.Wrap(CodeAPIKeyMissing, err)
+	}
+	if s.bin, err = resolveBinary(os.Getenv, os.Getenv("PATH")); err != nil {
+		return adapterkit.Wrap(CodeBinaryNotFound, err)
+	}
+	if s.workspace, err = adapterkit.Workspace(s.in); err != nil {
+		return adapterkit.Wrap(CodeInvalidWorkspace, err)
+	}
+	return nil
 }
 
 // configure creates the private directories and writes OpenCode's
 // configuration, the instructions file and the password.
-func (s *session) configure(in adapterkit.StartInput) error {
+func (s *session) configure(context.Context) error {
 	var err error
-	if s.dirs, err = adapterkit.MakeDirs(in.Home, "opencode"); err != nil {
+	if s.dirs, err = adapterkit.MakeDirs(s.in.Home, "opencode"); err != nil {
 		return adapterkit.Wrap(CodeStartFailed, err)
 	}
 	s.configPath = filepath.Join(s.dirs.Root, "opencode.json")
 	s.instrPath = filepath.Join(s.dirs.Root, "instructions.md")
 	s.marker = "OPENCODE_CONFIG=" + s.configPath
 	doc, instr, err := serverConfig{
-		Model: s.model, Agent: s.set.Agent, Snapshots: s.set.Snapshots, Instructions: systemInstruction(in.Config.Instructions),
-		InstructionsFile: s.instrPath, MCP: in.Config.MCP,
+		Model: s.model, Agent: s.set.Agent, Snapshots: s.set.Snapshots, Instructions: systemInstruction(s.in.Config.Instructions),
+		InstructionsFile: s.instrPath, MCP: s.in.Config.MCP,
 	}.build()
 	if err != nil {
 		return adapterkit.Wrap(CodeInvalidConfig, err)
@@ -191,7 +161,7 @@ func (s *session) configure(in adapterkit.StartInput) error {
 // run starts the server and waits until it is healthy: through harnessui
 // when it serves the web UI, else on a port of its choosing; then the
 // terminal interface, when on.
-func (s *session) run(ctx context.Context, in adapterkit.StartInput) error {
+func (s *session) run(ctx context.Context) error {
 	env := s.env(os.Environ(), s.key)
 	args := []string{"serve", "--pure", "--hostname", harnessui.Loopback}
 	if w := s.set.Web; w != nil {
@@ -212,11 +182,11 @@ func (s *session) run(ctx context.Context, in adapterkit.StartInput) error {
 		if s.set.Terminal != nil {
 			children = append(children, s.terminalChild())
 		}
-		is, err := harnessui.Start(ctx, s.ifaceSpec(in, children))
+		is, err := harnessui.Start(ctx, s.ifaceSpec(children))
 		if err != nil {
 			return s.srv.Explain(err)
 		}
-		s.ifaces, s.srv.Proc = is, is.Process(Web)
+		s.srv.Ifaces, s.srv.Proc = is, is.Process(Web)
 		return nil
 	}
 	p, err := proc.Start(ctx, proc.Spec{
@@ -236,11 +206,11 @@ func (s *session) run(ctx context.Context, in adapterkit.StartInput) error {
 		return err
 	}
 	if s.set.Terminal != nil {
-		is, err := harnessui.Start(ctx, s.ifaceSpec(in, []harnessui.Child{s.terminalChild()}))
+		is, err := harnessui.Start(ctx, s.ifaceSpec([]harnessui.Child{s.terminalChild()}))
 		if err != nil {
 			return s.srv.Explain(err)
 		}
-		s.ifaces = is
+		s.srv.Ifaces = is
 	}
 	return nil
 }
@@ -258,8 +228,8 @@ func systemInstruction(in *contract.AgentInstructionsConfig) *contract.AgentInst
 	return in.System
 }
 
-func (s *session) ifaceSpec(in adapterkit.StartInput, children []harnessui.Child) harnessui.Spec {
-	root, _ := filepath.Abs(harnessui.ArtifactRoot(in))
+func (s *session) ifaceSpec(children []harnessui.Child) harnessui.Spec {
+	root, _ := filepath.Abs(harnessui.ArtifactRoot(s.in))
 	return harnessui.Spec{
 		RuntimeID: s.runtimeID, ArtifactRoot: root, AdapterName: adapterName,
 		StartupTimeout: s.set.StartupTimeout, Logger: s.log, Children: children,
@@ -394,8 +364,18 @@ func (s *session) health(ctx context.Context) error {
 	return nil
 }
 
-// createSession creates the runtime's one OpenCode session.
+// createSession creates the runtime's one OpenCode session, the last step
+// of start.
 func (s *session) createSession(ctx context.Context) error {
+	if err := s.newOpenCodeSession(ctx); err != nil {
+		return s.srv.Explain(adapterkit.Wrap(CodeStartFailed, err))
+	}
+	s.log.Info("opencode: server ready", "runtime_id", s.runtimeID, "port", s.srv.Port, "pid", s.srv.Proc.Pid(), "session", s.sessionID,
+		"web", s.set.Web != nil, "terminal", s.set.Terminal != nil)
+	return nil
+}
+
+func (s *session) newOpenCodeSession(ctx context.Context) error {
 	var out struct {
 		ID string `json:"id"`
 	}
@@ -450,19 +430,12 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 
 // Interfaces reports the runtime's interfaces for its handle: where they
 // are and where their password is stored, never the password.
-func (s *session) Interfaces() []contract.InterfaceInfo {
-	if s.ifaces == nil {
-		return nil
-	}
-	return s.ifaces.Interfaces()
-}
+func (s *session) Interfaces() []contract.InterfaceInfo { return s.srv.Interfaces() }
 
 // CheckInterface reports one interface's health (L4).
 func (s *session) CheckInterface(ctx context.Context, name, level string) (adapterkit.Health, error) {
-	if s.ifaces == nil || (name != Web && name != Terminal) || (name == Web && s.set.Web == nil) || (name == Terminal && s.set.Terminal == nil) {
-		return s.srv.NoInterface(name), nil
-	}
-	return s.ifaces.Check(ctx, name, level), nil
+	runs := (name == Web && s.set.Web != nil) || (name == Terminal && s.set.Terminal != nil)
+	return s.srv.CheckInterface(ctx, name, level, runs), nil
 }
 
 // The session reports and checks its interfaces.
@@ -473,13 +446,6 @@ var _ adapterkit.InterfaceSession = (*session)(nil)
 // that left the group but carries the runtime's configuration path is
 // killed and the private directories are removed.
 func (s *session) Stop(ctx context.Context) error {
-	s.stopOnce.Do(func() { s.stopErr = s.teardown(ctx) })
-	return s.stopErr
-}
-
-func (s *session) teardown(ctx context.Context) error {
 	s.client.CloseIdleConnections()
-	st, err := s.srv.Stop(ctx, s.log, serverharness.StopSpec{Interfaces: s.ifaces, Own: s.ownSrv, Marker: s.marker, Root: s.dirs.Root})
-	s.log.Info("opencode: stopped", "runtime_id", s.runtimeID, "server_ms", st.Server.Milliseconds(), "total_ms", (st.Server + st.Sweep + st.Remove).Milliseconds())
-	return err
+	return s.srv.Stop(ctx, serverharness.StopSpec{Own: s.ownSrv, Marker: s.marker, Root: s.dirs.Root})
 }

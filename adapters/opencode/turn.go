@@ -20,12 +20,8 @@ import (
 func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contract.AgentRunResult, error) {
 	s.busy.Store(true)
 	defer s.busy.Store(false)
-	if !s.srv.Running() {
-		info, _ := s.srv.Proc.ExitState()
-		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeServerExited, Message: fmt.Sprintf("opencode serve is not running (%s)", info)}
-	}
-	if ctx.Err() != nil {
-		return contract.AgentRunResult{Status: contract.StatusCancelled}, nil
+	if res, ok, err := s.srv.CanTurn(ctx); !ok {
+		return res, err
 	}
 	turnNo := s.turns.Add(1)
 	md := map[string]any{"turn": turnNo, "session_id": s.sessionID}
@@ -77,14 +73,12 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 				}
 			}
 		case <-s.srv.Proc.Done():
-			info, _ := s.srv.Proc.ExitState()
-			return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeServerExited, Message: fmt.Sprintf("opencode serve exited during the turn (%s)", info)}
+			return contract.AgentRunResult{}, s.srv.Exited("exited during the turn")
 		case ev, ok := <-events.ch:
 			if !ok {
 				err := events.err()
 				if !s.srv.Running() {
-					info, _ := s.srv.Proc.ExitState()
-					return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeServerExited, Message: fmt.Sprintf("opencode serve exited during the turn (%s)", info)}
+					return contract.AgentRunResult{}, s.srv.Exited("exited during the turn")
 				}
 				return s.transportFailure(md, fmt.Errorf("the event stream ended during the turn: %w", err))
 			}
