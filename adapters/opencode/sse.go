@@ -105,7 +105,7 @@ type eventProperties struct {
 	// message.updated
 	Info *messageInfo `json:"info,omitempty"`
 	// message.part.updated
-	Part *Part `json:"part,omitempty"`
+	Part *ssePart `json:"part,omitempty"`
 	// message.part.delta
 	MessageID string `json:"messageID,omitempty"`
 	PartID    string `json:"partID,omitempty"`
@@ -143,8 +143,8 @@ func (e *messageError) String() string {
 	return e.Name
 }
 
-// Part is one part of a message (text, tool, step-start, step-finish, ...).
-type Part struct {
+// ssePart is one part of a message (text, tool, step-start, step-finish, ...).
+type ssePart struct {
 	ID        string     `json:"id"`
 	MessageID string     `json:"messageID"`
 	SessionID string     `json:"sessionID"`
@@ -154,7 +154,7 @@ type Part struct {
 	CallID    string     `json:"callID,omitempty"`
 	State     *toolState `json:"state,omitempty"`
 	Reason    string     `json:"reason,omitempty"`
-	Tokens    *Tokens    `json:"tokens,omitempty"`
+	Tokens    *sseTokens `json:"tokens,omitempty"`
 }
 
 // toolState is a tool part's state.
@@ -165,8 +165,8 @@ type toolState struct {
 	Error  string          `json:"error,omitempty"`
 }
 
-// Tokens is a step's token usage.
-type Tokens struct {
+// sseTokens is a step's token usage.
+type sseTokens struct {
 	Total  int64 `json:"total"`
 	Input  int64 `json:"input"`
 	Output int64 `json:"output"`

@@ -217,16 +217,16 @@ type turn struct {
 	roles     map[string]string // message id -> role
 	msgOrder  []string          // assistant messages, in order
 	texts     map[string]*strings.Builder
-	partOrder map[string][]string // message id -> text part ids
-	tools     map[string]string   // call id -> status emitted
-	tokens    map[string]Tokens   // step-finish part id -> tokens
+	partOrder map[string][]string  // message id -> text part ids
+	tools     map[string]string    // call id -> status emitted
+	tokens    map[string]sseTokens // step-finish part id -> tokens
 	errMsg    *messageError
 }
 
 func newTurn(sessionID string) *turn {
 	return &turn{
 		sessionID: sessionID, roles: map[string]string{}, texts: map[string]*strings.Builder{},
-		partOrder: map[string][]string{}, tools: map[string]string{}, tokens: map[string]Tokens{},
+		partOrder: map[string][]string{}, tools: map[string]string{}, tokens: map[string]sseTokens{},
 	}
 }
 
