@@ -19,6 +19,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
@@ -46,10 +47,12 @@ func Transport(headerTimeout time.Duration) *http.Transport {
 
 // Codes are the adapter's error codes for a server that fails to start.
 type Codes struct {
-	StartFailed string // anything else, and a failure without a code
-	Timeout     string // not healthy within the start deadline
-	Exited      string // exited before it was healthy
-	NotHeld     string // healthy, but the port is not the server's
+	APIKeyMissing    string // the model key's variable is not set
+	InvalidWorkspace string // the workspace is not usable
+	StartFailed      string // anything else, and a failure without a code
+	Timeout          string // not healthy within the start deadline
+	Exited           string // exited before it was healthy
+	NotHeld          string // healthy, but the port is not the server's
 }
 
 // Server is a harness server an adapter started: how it is named in
@@ -78,6 +81,7 @@ type Server struct {
 	// Ifaces is the runtime's interfaces, nil without.
 	Ifaces *harnessui.Set
 
+	busy     atomic.Bool
 	stopOnce sync.Once
 	stopErr  error
 }
@@ -118,6 +122,13 @@ func Start(ctx context.Context, timeout time.Duration, session adapterkit.Sessio
 	return session, nil
 }
 
+// Busy marks the server busy (Health's activity) until done is called:
+// from a turn's start to its end.
+func (s *Server) Busy() (done func()) {
+	s.busy.Store(true)
+	return func() { s.busy.Store(false) }
+}
+
 // CanTurn says whether a turn can run: not when the server is gone (an
 // error) or ctx has ended already (a cancelled result).
 func (s *Server) CanTurn(ctx context.Context) (contract.AgentRunResult, bool, error) {
@@ -128,6 +139,19 @@ func (s *Server) CanTurn(ctx context.Context) (contract.AgentRunResult, bool, er
 		return contract.AgentRunResult{Status: contract.StatusCancelled}, false, nil
 	}
 	return contract.AgentRunResult{}, true, nil
+}
+
+// KeyAndWorkspace returns the value of the variable m's api_key_env
+// names, and the runtime's workspace, or the start error that says which
+// is missing.
+func (s *Server) KeyAndWorkspace(in adapterkit.StartInput, m Model) (key, workspace string, err error) {
+	if key, err = adapterkit.ModelKey(m.APIKeyEnv, "models."+m.Role+".api_key_env"); err != nil {
+		return "", "", adapterkit.Wrap(s.Codes.APIKeyMissing, err)
+	}
+	if workspace, err = adapterkit.Workspace(in); err != nil {
+		return "", "", adapterkit.Wrap(s.Codes.InvalidWorkspace, err)
+	}
+	return key, workspace, nil
 }
 
 // Exited is the error of a turn that finds the server gone; what says
@@ -177,9 +201,9 @@ func (s *Server) AwaitHealthy(ctx context.Context, timeout time.Duration, probe 
 // the model: live, the server runs and owns its port; active, active
 // passes; ready, ready passes too. A probe that fails because ctx ended is
 // an unknown outcome (probe timeout), not a failure.
-func (s *Server) Health(ctx context.Context, level string, busy bool, active, ready func(context.Context) error) adapterkit.Health {
+func (s *Server) Health(ctx context.Context, level string, active, ready func(context.Context) error) adapterkit.Health {
 	h := adapterkit.Health{Source: s.Source, Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli()}
-	if busy {
+	if s.busy.Load() {
 		h.Activity = contract.ActivityBusy
 	}
 	if s.Proc != nil {

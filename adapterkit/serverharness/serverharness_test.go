@@ -72,24 +72,30 @@ func TestInterfacesAndSettingsError(t *testing.T) {
 		wantCode string // of SettingsError's answer; "" for no error
 	}{
 		{"none", nil, ""},
-		{"timeout", map[string]any{"startup_timeout_seconds": 5.0}, ""},
+		{"timeout and own", map[string]any{"startup_timeout_seconds": 5.0, "mine": 1.0}, ""},
+		{"unknown own", map[string]any{"theirs": 1.0}, "x_invalid_settings"},
 		{"unknown interface", map[string]any{"interfaces": map[string]any{"nope": map[string]any{}}}, harnessui.CodeInvalid},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Interfaces(&contract.AgentHarnessConfig{Settings: tc.settings}, desc)
+			var own struct {
+				Mine *int `json:"mine"`
+			}
+			_, err := DecodeSettings(&contract.AgentHarnessConfig{Settings: tc.settings}, desc, &own)
 			if tc.wantCode == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
+			var ae *adapterkit.Error
 			var ie *harnessui.Error
-			if !errors.As(SettingsError("x_invalid_settings", err), &ie) || ie.Code != tc.wantCode {
-				t.Fatalf("SettingsError(%v) is not a *harnessui.Error with %s", err, tc.wantCode)
+			serr := SettingsError("x_invalid_settings", err)
+			if !(errors.As(serr, &ie) && ie.Code == tc.wantCode) && !(errors.As(serr, &ae) && ae.Code == tc.wantCode) {
+				t.Fatalf("SettingsError(%v) = %v, want code %s", err, serr, tc.wantCode)
 			}
 		})
 	}
-	if _, err := Interfaces(nil, []byte("{")); err == nil || !strings.HasPrefix(err.Error(), "descriptor: ") {
+	if _, err := DecodeSettings(nil, []byte("{"), &struct{}{}); err == nil || !strings.HasPrefix(err.Error(), "descriptor: ") {
 		t.Errorf("a descriptor that does not parse: %v", err)
 	}
 	var ae *adapterkit.Error
@@ -142,13 +148,18 @@ func TestHealthWithoutServer(t *testing.T) {
 		{contract.LevelLive, contract.OutcomeFailed, contract.ReasonAgentExited},
 		{contract.LevelReady, contract.OutcomeFailed, contract.ReasonAgentExited},
 	} {
-		h := s.Health(context.Background(), tc.level, true, probe, probe)
+		done := s.Busy()
+		h := s.Health(context.Background(), tc.level, probe, probe)
+		done()
 		if h.Outcome != tc.outcome || h.ReasonCode != tc.reason || h.Source != "test" || h.Activity != contract.ActivityBusy {
 			t.Errorf("%s: %+v", tc.level, h)
 		}
 	}
 	if probed {
 		t.Error("a probe ran against a server that is not running")
+	}
+	if h := s.Health(context.Background(), contract.LevelLive, probe, probe); h.Activity != contract.ActivityIdle {
+		t.Errorf("activity %s after the turn", h.Activity)
 	}
 	if h := s.CheckInterface(context.Background(), "web", contract.LevelLive, true); h.Outcome != contract.OutcomeFailed || h.Message != `no interface "web" runs` {
 		t.Errorf("CheckInterface without interfaces: %+v", h)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
@@ -13,11 +14,32 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 )
 
-// Interfaces decodes the interface part of harness settings
+// The settings harnessui decodes.
+var interfaceKeys = []string{"startup_timeout_seconds", "interfaces"}
+
+// DecodeSettings decodes harness settings: their interface part
 // (startup_timeout_seconds and interfaces) against the interface
-// declarations of the adapter's descriptor. Its errors are
-// *harnessui.Error, but for a descriptor that does not parse.
-func Interfaces(h *contract.AgentHarnessConfig, descriptor []byte) (harnessui.Settings, error) {
+// declarations of the adapter's descriptor, then the rest strictly into
+// own, a pointer to a struct of the adapter's own settings (as
+// adapterkit.DecodeSettings: a field own does not know is an error).
+// Interface errors are *harnessui.Error.
+func DecodeSettings(h *contract.AgentHarnessConfig, descriptor []byte, own any) (harnessui.Settings, error) {
+	is, err := interfaces(h, descriptor)
+	if err != nil || h == nil {
+		return is, err
+	}
+	rest := make(map[string]any, len(h.Settings))
+	for k, v := range h.Settings {
+		if !slices.Contains(interfaceKeys, k) {
+			rest[k] = v
+		}
+	}
+	return is, adapterkit.DecodeSettings(&contract.AgentHarnessConfig{Settings: rest}, own)
+}
+
+// interfaces decodes the interface part of harness settings. Its errors
+// are *harnessui.Error, but for a descriptor that does not parse.
+func interfaces(h *contract.AgentHarnessConfig, descriptor []byte) (harnessui.Settings, error) {
 	var d struct {
 		Interfaces []contract.InterfaceDeclaration `json:"interfaces"`
 	}

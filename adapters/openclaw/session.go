@@ -64,7 +64,6 @@ type session struct {
 	client *http.Client // loopback only, no proxy
 	base   string       // http://127.0.0.1:<port>
 
-	busy  atomic.Bool
 	turns atomic.Int64
 }
 
@@ -82,21 +81,24 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			Name: "the OpenClaw Gateway", Short: "the Gateway", Source: "openclaw gateway", PIDKey: "gateway_pid",
 			Log: log, RuntimeID: runtimeID,
 			OutputOf: "the Gateway's", Output: &serverharness.Tail{Max: 16 << 10},
-			Codes: serverharness.Codes{StartFailed: CodeStartFailed, Timeout: CodeStartTimeout, Exited: CodeGatewayExited, NotHeld: CodePortUnavailable},
+			Codes: serverharness.Codes{
+				APIKeyMissing: CodeAPIKeyMissing, InvalidWorkspace: CodeInvalidWorkspace,
+				StartFailed: CodeStartFailed, Timeout: CodeStartTimeout, Exited: CodeGatewayExited, NotHeld: CodePortUnavailable,
+			},
 		},
 		client: &http.Client{Transport: serverharness.Transport(0)},
 	}
 	return serverharness.Start(ctx, set.StartupTimeout, s, s.resolve, s.prepare, s.run)
 }
 
-// resolve finds the model, its key, OpenClaw and Node, and the workspace.
+// resolve finds the model, OpenClaw and Node, the key and the workspace.
 func (s *session) resolve(ctx context.Context) error {
 	var err error
 	if s.model, err = selectModel(s.in.Config.Models); err != nil {
 		return adapterkit.Wrap(CodeInvalidConfig, err)
 	}
-	if s.key, err = adapterkit.ModelKey(s.model.APIKeyEnv, "models."+s.model.Role+".api_key_env"); err != nil {
-		return adapterkit.Wrap(CodeAPIKeyMissing, err)
+	if s.key, s.workspace, err = s.srv.KeyAndWorkspace(s.in, s.model.Model); err != nil {
+		return err
 	}
 	s.bin, err = resolveBinary(ctx, os.Getenv, os.Getenv("PATH"))
 	switch {
@@ -104,9 +106,6 @@ func (s *session) resolve(ctx context.Context) error {
 		return adapterkit.Wrap(CodeNodeUnsupported, err)
 	case err != nil:
 		return adapterkit.Wrap(CodeBinaryNotFound, err)
-	}
-	if s.workspace, err = adapterkit.Workspace(s.in); err != nil {
-		return adapterkit.Wrap(CodeInvalidWorkspace, err)
 	}
 	return nil
 }
@@ -294,8 +293,7 @@ func (s *session) env(base []string, bin binary, m model, key string) []string {
 
 // Invoke runs one turn on the runtime's agent session.
 func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contract.AgentRunResult, error) {
-	s.busy.Store(true)
-	defer s.busy.Store(false)
+	defer s.srv.Busy()()
 	if res, ok, err := s.srv.CanTurn(ctx); !ok {
 		return res, err
 	}
@@ -358,7 +356,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 // its /healthz answers; ready, an authenticated /v1/models lists the
 // runtime's agent.
 func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
-	return s.srv.Health(ctx, level, s.busy.Load(), s.healthz, func(ctx context.Context) error { return s.ready(ctx, s.token) }), nil
+	return s.srv.Health(ctx, level, s.healthz, func(ctx context.Context) error { return s.ready(ctx, s.token) }), nil
 }
 
 // Interfaces reports the runtime's interfaces for its handle: where the

@@ -1,13 +1,11 @@
 package openclaw
 
 import (
-	"encoding/json"
 	"fmt"
 	"regexp"
 	"sync"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/adapterkit/serverharness"
 	"github.com/fabric-runtime/fabric/contract"
@@ -69,23 +67,17 @@ var agentIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile
 // and fills in the defaults. Interface errors are *harnessui.Error.
 func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	s := Settings{AgentID: DefaultAgentID, PortRange: PortRange{DefaultStart, DefaultEnd}}
-	is, err := serverharness.Interfaces(h, Descriptor)
+	var own struct {
+		AgentID   *string    `json:"agent_id"`
+		PortRange *PortRange `json:"port_range"`
+	}
+	is, err := serverharness.DecodeSettings(h, Descriptor, &own)
 	if err != nil {
 		return s, err
 	}
 	s.StartupTimeout = is.StartupTimeout
 	if d, ok := is.Enabled(Dashboard); ok {
 		s.Dashboard = &d
-	}
-	var own struct {
-		AgentID   *string    `json:"agent_id"`
-		PortRange *PortRange `json:"port_range"`
-		// Decoded by harnessui.ParseSettings above.
-		StartupTimeout json.RawMessage `json:"startup_timeout_seconds"`
-		Interfaces     json.RawMessage `json:"interfaces"`
-	}
-	if err := adapterkit.DecodeSettings(h, &own); err != nil {
-		return s, err
 	}
 	if id := own.AgentID; id != nil {
 		if !agentIDRE().MatchString(*id) {

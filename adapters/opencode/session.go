@@ -83,7 +83,6 @@ type session struct {
 	stream    *http.Client          // for /event: no overall timeout
 	sessionID string
 
-	busy  atomic.Bool
 	turns atomic.Int64
 }
 
@@ -104,25 +103,25 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		Name: "opencode serve", Source: "opencode serve", PIDKey: "server_pid",
 		Log: log, RuntimeID: s.runtimeID,
 		OutputOf: "the server's", Output: &serverharness.Tail{Max: 16 << 10}, Scrub: s.scrub,
-		Codes: serverharness.Codes{StartFailed: CodeStartFailed, Timeout: CodeStartTimeout, Exited: CodeServerExited, NotHeld: CodeStartFailed},
+		Codes: serverharness.Codes{
+			APIKeyMissing: CodeAPIKeyMissing, InvalidWorkspace: CodeInvalidWorkspace,
+			StartFailed: CodeStartFailed, Timeout: CodeStartTimeout, Exited: CodeServerExited, NotHeld: CodeStartFailed,
+		},
 	}
 	return serverharness.Start(ctx, set.StartupTimeout, s, s.resolve, s.configure, s.run, s.createSession)
 }
 
-// resolve finds the model, its key, OpenCode and the workspace.
+// resolve finds the model, the key, the workspace and OpenCode.
 func (s *session) resolve(context.Context) error {
 	var err error
 	if s.model, err = selectModel(s.in.Config.Models); err != nil {
 		return adapterkit.Wrap(CodeInvalidConfig, err)
 	}
-	if s.key, err = adapterkit.ModelKey(s.model.APIKeyEnv, "models."+s.model.Role+".api_key_env"); err != nil {
-		return adapterkit.Wrap(CodeAPIKeyMissing, err)
+	if s.key, s.workspace, err = s.srv.KeyAndWorkspace(s.in, s.model); err != nil {
+		return err
 	}
 	if s.bin, err = resolveBinary(os.Getenv, os.Getenv("PATH")); err != nil {
 		return adapterkit.Wrap(CodeBinaryNotFound, err)
-	}
-	if s.workspace, err = adapterkit.Workspace(s.in); err != nil {
-		return adapterkit.Wrap(CodeInvalidWorkspace, err)
 	}
 	return nil
 }
@@ -423,7 +422,7 @@ func cut(s string, n int) string {
 // the model: live, the server runs and owns its port; active, its
 // /global/health answers; ready, the runtime's session is there.
 func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
-	return s.srv.Health(ctx, level, s.busy.Load(), s.health, func(ctx context.Context) error {
+	return s.srv.Health(ctx, level, s.health, func(ctx context.Context) error {
 		return s.request(ctx, http.MethodGet, "/session/"+s.sessionID, nil, nil)
 	}), nil
 }

@@ -1,12 +1,10 @@
 package opencode
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/adapterkit/serverharness"
 	"github.com/fabric-runtime/fabric/contract"
@@ -55,7 +53,12 @@ type Settings struct {
 // and fills in the defaults. Interface errors are *harnessui.Error.
 func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	s := Settings{Agent: DefaultAgent, RequestTimeout: DefaultRequestTimeout}
-	is, err := serverharness.Interfaces(h, Descriptor)
+	var own struct {
+		Agent          *string  `json:"agent"`
+		RequestTimeout *float64 `json:"request_timeout_seconds"`
+		Snapshots      *bool    `json:"snapshots"`
+	}
+	is, err := serverharness.DecodeSettings(h, Descriptor, &own)
 	if err != nil {
 		return s, err
 	}
@@ -65,17 +68,6 @@ func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	}
 	if d, ok := is.Enabled(Terminal); ok {
 		s.Terminal = &d
-	}
-	var own struct {
-		Agent          *string  `json:"agent"`
-		RequestTimeout *float64 `json:"request_timeout_seconds"`
-		Snapshots      *bool    `json:"snapshots"`
-		// Decoded by harnessui.ParseSettings above.
-		StartupTimeout json.RawMessage `json:"startup_timeout_seconds"`
-		Interfaces     json.RawMessage `json:"interfaces"`
-	}
-	if err := adapterkit.DecodeSettings(h, &own); err != nil {
-		return s, err
 	}
 	if a := own.Agent; a != nil {
 		if *a != "build" && *a != "plan" {

@@ -18,8 +18,7 @@ import (
 // posts the input with prompt_async and follows the session's events until
 // it is idle again. A cancelled invocation aborts the session's turn.
 func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contract.AgentRunResult, error) {
-	s.busy.Store(true)
-	defer s.busy.Store(false)
+	defer s.srv.Busy()()
 	if res, ok, err := s.srv.CanTurn(ctx); !ok {
 		return res, err
 	}
