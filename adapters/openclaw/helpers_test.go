@@ -4,7 +4,6 @@ package openclaw_test
 
 import (
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,7 +17,6 @@ import (
 	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
-	"github.com/fabric-runtime/fabric/proc"
 )
 
 // testModel is the model name the runtime asks for.
@@ -94,29 +92,8 @@ func gatewayPid(t testing.TB, hostPid int) int {
 }
 
 // freeBase returns a port p such that p and p+2 are free (for a
-// dashboard's exact port).
+// dashboard's exact port) and p's footprint fits below 65536.
 func freeBase(t testing.TB) int {
 	t.Helper()
-	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if p+openclaw.Footprint > 65535 {
-			continue
-		}
-		busy := false
-		for _, q := range []int{p, p + openclaw.BrowserPort} {
-			if in, _ := proc.PortInUse("", uint16(q)); in {
-				busy = true
-			}
-		}
-		if !busy {
-			return p
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0
+	return adaptertest.FreePort(t, openclaw.Footprint, openclaw.BrowserPort)
 }

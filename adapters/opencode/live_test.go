@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/testsupport/browsertest"
@@ -25,7 +26,6 @@ import (
 	"github.com/fabric-runtime/fabric/internal/testsupport/testaudit"
 	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
-	"github.com/fabric-runtime/fabric/proc"
 )
 
 // toolFile is the file the scripted tool call creates in the workspace.
@@ -105,26 +105,7 @@ func TestLive(t *testing.T) {
 		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(password) {
 			t.Fatalf("token file holds %d bytes that do not look like a password", len(password))
 		}
-		ls, err := proc.ListeningTCP("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mine []string
-		for _, x := range ls {
-			if int(x.Addr.Port()) != webPort {
-				continue
-			}
-			if owners, _ := proc.SocketOwners("", x.Inode, testproc.Group(srv)); len(owners) == 0 {
-				t.Errorf("port %d (%s) is not held by the server's group", webPort, x.Addr)
-			}
-			if !x.Addr.Addr().Unmap().IsLoopback() {
-				t.Errorf("the server listens on %s, not loopback", x.Addr)
-			}
-			mine = append(mine, x.Addr.String())
-		}
-		if len(mine) == 0 {
-			t.Fatalf("nothing listens on port %d", webPort)
-		}
+		adaptertest.CheckListener(t, webPort, testproc.Group(srv))
 		// Without the password the server refuses.
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/session", webPort))
 		if err != nil {
