@@ -1,5 +1,5 @@
 // Package serverharness is what the adapters that run their harness as a
-// local HTTP server share (OpenClaw's Gateway, `opencode serve`): the
+// local HTTP server share (two of the bundled adapters do): the
 // server's model role resolved to an endpoint, the interface part of the
 // settings, the loopback HTTP transport, the wait for health at start, the
 // health ladder, the server's last output in start failures, and the stop
@@ -58,14 +58,14 @@ type Codes struct {
 // Server is a harness server an adapter started: how it is named in
 // messages, its process and port, and its last output.
 type Server struct {
-	// Name is the server in messages ("the OpenClaw Gateway"); Short in
-	// the messages about its port ("the Gateway"), Name when empty.
+	// Name is the server in messages ("the Example server"); Short in
+	// the messages about its port ("the server"), Name when empty.
 	Name, Short string
-	// Source is Health's source ("openclaw gateway").
+	// Source is Health's source ("example server").
 	Source string
 	// PIDKey is the metadata key of the server's pid in Health.
 	PIDKey string
-	// OutputOf names whose output Explain adds ("the Gateway's").
+	// OutputOf names whose output Explain adds ("the server's").
 	OutputOf string
 	Codes    Codes
 	// Scrub, when set, removes secrets from the output Explain adds.

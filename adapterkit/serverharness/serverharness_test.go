@@ -19,7 +19,7 @@ func ptr[T any](v T) *T { return &v }
 func TestSelectModel(t *testing.T) {
 	rules := ModelRules{
 		Adapter: "Test", KeyReader: "the server",
-		BaseURLs: map[string]string{"openai": "https://api.openai.com/v1"},
+		BaseURLs: map[string]string{"hosted": "https://models.example.test/v1"},
 		Setting: func(k string, v any) (bool, error) {
 			if k != "api" {
 				return false, nil
@@ -38,16 +38,16 @@ func TestSelectModel(t *testing.T) {
 	}{
 		{"base url", map[string]contract.AgentModel{"default": {Provider: "stub", Model: "m", APIKeyEnv: ptr("K"), BaseURL: ptr("http://127.0.0.1:9/v1")}},
 			Model{Role: "default", Provider: "stub", Name: "m", BaseURL: "http://127.0.0.1:9/v1", APIKeyEnv: "K", ContextWindow: 128000, MaxTokens: 8192}, ""},
-		{"provider default and limits", map[string]contract.AgentModel{"only": {Provider: "openai", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"context_window": 4096.0, "max_tokens": 100.0, "api": "x"}}},
-			Model{Role: "only", Provider: "openai", Name: "g", BaseURL: "https://api.openai.com/v1", APIKeyEnv: "K", ContextWindow: 4096, MaxTokens: 100}, ""},
+		{"provider default and limits", map[string]contract.AgentModel{"only": {Provider: "hosted", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"context_window": 4096.0, "max_tokens": 100.0, "api": "x"}}},
+			Model{Role: "only", Provider: "hosted", Name: "g", BaseURL: "https://models.example.test/v1", APIKeyEnv: "K", ContextWindow: 4096, MaxTokens: 100}, ""},
 		{"no models", nil, Model{}, "no model configured"},
-		{"empty model", map[string]contract.AgentModel{"default": {Provider: "openai", Model: " ", APIKeyEnv: ptr("K")}}, Model{}, "models.default.model is empty"},
-		{"no key", map[string]contract.AgentModel{"default": {Provider: "openai", Model: "g"}}, Model{}, "the server gets the key"},
+		{"empty model", map[string]contract.AgentModel{"default": {Provider: "hosted", Model: " ", APIKeyEnv: ptr("K")}}, Model{}, "models.default.model is empty"},
+		{"no key", map[string]contract.AgentModel{"default": {Provider: "hosted", Model: "g"}}, Model{}, "the server gets the key"},
 		{"no base_url", map[string]contract.AgentModel{"default": {Provider: "local", Model: "g", APIKeyEnv: ptr("K")}}, Model{}, `base_url is required for provider "local"`},
 		{"bad url", map[string]contract.AgentModel{"default": {Provider: "local", Model: "g", APIKeyEnv: ptr("K"), BaseURL: ptr("ftp://x")}}, Model{}, "is not an http(s) URL"},
-		{"bad limit", map[string]contract.AgentModel{"default": {Provider: "openai", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"max_tokens": 1.5}}}, Model{}, "settings.max_tokens must be a positive integer"},
-		{"adapter setting refused", map[string]contract.AgentModel{"default": {Provider: "openai", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"api": "y"}}}, Model{}, "models.default.settings.api y is not x"},
-		{"unknown setting", map[string]contract.AgentModel{"default": {Provider: "openai", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"top_k": 1.0}}}, Model{}, "top_k is not a model setting of the Test adapter"},
+		{"bad limit", map[string]contract.AgentModel{"default": {Provider: "hosted", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"max_tokens": 1.5}}}, Model{}, "settings.max_tokens must be a positive integer"},
+		{"adapter setting refused", map[string]contract.AgentModel{"default": {Provider: "hosted", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"api": "y"}}}, Model{}, "models.default.settings.api y is not x"},
+		{"unknown setting", map[string]contract.AgentModel{"default": {Provider: "hosted", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"top_k": 1.0}}}, Model{}, "top_k is not a model setting of the Test adapter"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := SelectModel(tc.models, rules)

@@ -76,9 +76,9 @@ type Model struct {
 
 // ModelRules are what an adapter adds to the model rule.
 type ModelRules struct {
-	// Adapter is the adapter's name in messages ("OpenClaw").
+	// Adapter is the adapter's name in messages ("Example").
 	Adapter string
-	// KeyReader is who reads the key in messages ("the Gateway").
+	// KeyReader is who reads the key in messages ("the server").
 	KeyReader string
 	// BaseURLs are the default endpoints of the providers that need no
 	// base_url.
