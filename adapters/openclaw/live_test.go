@@ -153,20 +153,7 @@ func TestLive(t *testing.T) {
 		}
 	})
 
-	t.Run("health", func(t *testing.T) {
-		for _, level := range []string{contract.LevelLive, contract.LevelActive, contract.LevelReady} {
-			for _, target := range []string{"", openclaw.Dashboard} {
-				rep, err := rt.Check(context.Background(), contract.CheckRequest{Level: level, TimeoutSeconds: 3, Interface: target})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rep.Outcome != contract.OutcomePassed {
-					b, _ := json.Marshal(rep)
-					t.Errorf("check %s %q: %s", level, target, b)
-				}
-			}
-		}
-	})
+	t.Run("health", func(t *testing.T) { adaptertest.CheckHealth(t, rt, 3, openclaw.Dashboard) })
 
 	t.Run("browser", func(t *testing.T) {
 		shot := signInAndChat(t, chromium, port, token)

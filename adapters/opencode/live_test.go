@@ -217,20 +217,7 @@ func TestLive(t *testing.T) {
 		}
 	})
 
-	t.Run("health", func(t *testing.T) {
-		for _, level := range []string{contract.LevelLive, contract.LevelActive, contract.LevelReady} {
-			for _, target := range []string{"", opencode.Web} {
-				rep, err := rt.Check(context.Background(), contract.CheckRequest{Level: level, TimeoutSeconds: 5, Interface: target})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rep.Outcome != contract.OutcomePassed {
-					b, _ := json.Marshal(rep)
-					t.Errorf("check %s %q: %s", level, target, b)
-				}
-			}
-		}
-	})
+	t.Run("health", func(t *testing.T) { adaptertest.CheckHealth(t, rt, 5, opencode.Web) })
 
 	sessionID := runtimeSession(t, webPort, password, rt.ID())
 
