@@ -30,11 +30,11 @@ import (
 
 // Timing shared by the server harnesses.
 const (
-	// SweepWait bounds the killing of processes that left the server's
+	// sweepWait bounds the killing of processes that left the server's
 	// process group.
-	SweepWait = 2 * time.Second
-	// HealthPollMax is the longest pause between health probes at start.
-	HealthPollMax = 250 * time.Millisecond
+	sweepWait = 2 * time.Second
+	// healthPollMax is the longest pause between health probes at start.
+	healthPollMax = 250 * time.Millisecond
 	// ProbeTimeout bounds one health probe.
 	ProbeTimeout = 2 * time.Second
 )
@@ -183,7 +183,7 @@ func (s *Server) Explain(err error) error {
 // still runs and owns its port (as S2 asks of interfaces). timeout is the
 // start deadline, for the message.
 func (s *Server) AwaitHealthy(ctx context.Context, timeout time.Duration, probe func(context.Context) error) error {
-	err := s.Proc.AwaitHealthy(ctx, uint16(s.Port), HealthPollMax, probe)
+	err := s.Proc.AwaitHealthy(ctx, uint16(s.Port), healthPollMax, probe)
 	switch {
 	case err == nil:
 		return nil
@@ -307,7 +307,7 @@ func (s *Server) stop(ctx context.Context, sp StopSpec) error {
 	}
 	tServer := time.Since(t0)
 	if sp.Marker != "" {
-		if pids := proc.KillByEnv(sp.Marker, SweepWait); len(pids) > 0 {
+		if pids := proc.KillByEnv(sp.Marker, sweepWait); len(pids) > 0 {
 			log.Info("killed processes that had left the process group of "+s.short(), "pids", pids)
 		}
 	}
