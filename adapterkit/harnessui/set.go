@@ -524,18 +524,23 @@ func (s *Set) probeReady(ctx context.Context, c *child, token string) error {
 	return s.get(ctx, c, c.ReadyPath, token)
 }
 
-// get sends GET http://127.0.0.1:<port><path>, with the token as a Bearer
-// credential when given, and wants a 2xx answer. Its errors never contain
-// the token.
+// get sends GET http://127.0.0.1:<port><path> (see Get).
 func (s *Set) get(ctx context.Context, c *child, path, token string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+c.addr()+path, nil)
+	return Get(ctx, s.client, "http://"+c.addr(), path, token)
+}
+
+// Get sends GET base+path with client, with token as a Bearer credential
+// when given, and wants a 2xx answer; it reads at most 64 KiB of the body.
+// Its errors never contain the token.
+func Get(ctx context.Context, client *http.Client, base, path, token string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
 	if err != nil {
 		return err
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	resp, err := s.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,7 +27,6 @@ import (
 	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 	"github.com/fabric-runtime/fabric/modelstub"
-	"github.com/fabric-runtime/fabric/proc"
 )
 
 // The OpenClaw runtime's model: FabricConfig's endpoint and key.
@@ -56,9 +54,8 @@ func openclawPath(t testing.TB) []string {
 		}
 	}
 	dirs = append(dirs, filepath.Join(root, "node24", "node_modules", ".bin"))
-	bin, err := openclaw.ResolveBinary(context.Background(), func(string) string { return "" }, strings.Join(dirs, string(os.PathListSeparator)))
+	err := adaptertest.Installed("openclaw", "node")(strings.Join(dirs, string(os.PathListSeparator)))
 	if err == nil {
-		t.Logf("openclaw %s on node %s", bin.Entry, bin.NodeVersion)
 		return dirs
 	}
 	livetest.Missing(t, "openclaw", "run harnesses/install.sh", err)
@@ -69,28 +66,7 @@ func openclawPath(t testing.TB) []string {
 // dashboard's exact port and the Gateway's browser-control port).
 func freeGatewayPort(t testing.TB) int {
 	t.Helper()
-	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if p+openclaw.Footprint > 65535 {
-			continue
-		}
-		busy := false
-		for _, q := range []int{p, p + openclaw.BrowserPort} {
-			if in, _ := proc.PortInUse("", uint16(q)); in {
-				busy = true
-			}
-		}
-		if !busy {
-			return p
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0
+	return adaptertest.FreePort(t, openclaw.Footprint, openclaw.BrowserPort)
 }
 
 // syncBuffer is a log sink for slog shared by goroutines.

@@ -13,35 +13,35 @@ import (
 
 // Variables that override which programs run.
 const (
-	// EnvBinary names OpenClaw's entry point (the npm launcher
+	// envBinary names OpenClaw's entry point (the npm launcher
 	// node_modules/.bin/openclaw or the package's openclaw.mjs).
-	EnvBinary = "FABRIC_OPENCLAW_BIN"
-	// EnvNode names the Node.js binary that runs it.
-	EnvNode = "FABRIC_OPENCLAW_NODE"
+	envBinary = "FABRIC_OPENCLAW_BIN"
+	// envNode names the Node.js binary that runs it.
+	envNode = "FABRIC_OPENCLAW_NODE"
 )
 
-// Binary is how the Gateway is run: Node, then OpenClaw's entry point.
-type Binary struct {
+// binary is how the Gateway is run: Node, then OpenClaw's entry point.
+type binary struct {
 	Node  string // absolute path of a Node >= 24.16
 	Entry string // absolute path of openclaw.mjs (or the launcher)
 	// NodeVersion is what `node --version` printed ("v24.22.3").
 	NodeVersion string
 }
 
-// ResolveBinary finds OpenClaw ($FABRIC_OPENCLAW_BIN, else `openclaw` on
+// resolveBinary finds OpenClaw ($FABRIC_OPENCLAW_BIN, else `openclaw` on
 // path, a PATH value) and a Node.js it supports ($FABRIC_OPENCLAW_NODE,
 // else the first `node` on path): OpenClaw needs Node >= 24.16 (< 25) or
 // >= 26.1. The returned error wraps exec.ErrNotFound when a program is
-// missing and ErrNodeUnsupported when no suitable Node is found.
-func ResolveBinary(ctx context.Context, getenv func(string) string, path string) (Binary, error) {
-	var b Binary
-	entry := getenv(EnvBinary)
+// missing and errNodeUnsupported when no suitable Node is found.
+func resolveBinary(ctx context.Context, getenv func(string) string, path string) (binary, error) {
+	var b binary
+	entry := getenv(envBinary)
 	if entry != "" {
 		if !isFile(entry) {
-			return b, fmt.Errorf("%s=%s is not a file: %w", EnvBinary, entry, exec.ErrNotFound)
+			return b, fmt.Errorf("%s=%s is not a file: %w", envBinary, entry, exec.ErrNotFound)
 		}
 	} else if entry = lookIn(path, "openclaw"); entry == "" {
-		return b, fmt.Errorf("openclaw not found on PATH (run harnesses/install.sh and put its --print-path first, or set %s): %w", EnvBinary, exec.ErrNotFound)
+		return b, fmt.Errorf("openclaw not found on PATH (run harnesses/install.sh and put its --print-path first, or set %s): %w", envBinary, exec.ErrNotFound)
 	}
 	if real, err := filepath.EvalSymlinks(entry); err == nil {
 		entry = real
@@ -49,7 +49,7 @@ func ResolveBinary(ctx context.Context, getenv func(string) string, path string)
 	b.Entry, _ = filepath.Abs(entry)
 
 	var nodes []string
-	if n := getenv(EnvNode); n != "" {
+	if n := getenv(envNode); n != "" {
 		nodes = []string{n}
 	} else {
 		for _, dir := range filepath.SplitList(path) {
@@ -68,24 +68,24 @@ func ResolveBinary(ctx context.Context, getenv func(string) string, path string)
 			seen = append(seen, n+": "+err.Error())
 			continue
 		}
-		if NodeSupported(v) {
+		if nodeSupported(v) {
 			b.Node, b.NodeVersion = n, v
 			return b, nil
 		}
 		seen = append(seen, n+" is "+v)
-		if getenv(EnvNode) != "" {
+		if getenv(envNode) != "" {
 			break
 		}
 	}
-	return b, fmt.Errorf("%w: OpenClaw needs Node >= 24.16 (< 25) or >= 26.1; found %s", ErrNodeUnsupported, strings.Join(seen, "; "))
+	return b, fmt.Errorf("%w: OpenClaw needs Node >= 24.16 (< 25) or >= 26.1; found %s", errNodeUnsupported, strings.Join(seen, "; "))
 }
 
-// ErrNodeUnsupported: no Node.js that OpenClaw supports was found.
-var ErrNodeUnsupported = fmt.Errorf("no supported Node.js")
+// errNodeUnsupported: no Node.js that OpenClaw supports was found.
+var errNodeUnsupported = fmt.Errorf("no supported Node.js")
 
-// NodeSupported reports whether a `node --version` string is a version
+// nodeSupported reports whether a `node --version` string is a version
 // OpenClaw runs on: >= 24.16.0 < 25, or >= 26.1.0.
-func NodeSupported(v string) bool {
+func nodeSupported(v string) bool {
 	parts := strings.SplitN(strings.TrimPrefix(strings.TrimSpace(v), "v"), ".", 3)
 	if len(parts) < 2 {
 		return false

@@ -6,21 +6,21 @@ import (
 	"strings"
 )
 
-// ProviderID is the name of the model provider the adapter defines in
+// providerID is the name of the model provider the adapter defines in
 // OpenClaw's configuration (models.providers.fabric).
-const ProviderID = "fabric"
+const providerID = "fabric"
 
-// KeyEnv is the private variable that carries the model key into the
+// keyEnv is the private variable that carries the model key into the
 // Gateway's environment, and only there; the configuration references it
 // as ${FABRIC_OPENCLAW_MODEL_KEY} (OpenClaw substitutes it when it loads the
 // file), so the key is never written to disk (C1).
-const KeyEnv = "FABRIC_OPENCLAW_MODEL_KEY"
+const keyEnv = "FABRIC_OPENCLAW_MODEL_KEY"
 
-// GatewayConfig is everything the generated openclaw.json depends on.
-type GatewayConfig struct {
+// gatewayConfig is everything the generated openclaw.json depends on.
+type gatewayConfig struct {
 	Port      int
 	AgentID   string
-	Model     Model
+	Model     model
 	Workspace string // the agent's working directory (agents.defaults.cwd)
 	LogFile   string
 	// Dashboard turns the Control UI on; AllowedOrigins are the
@@ -32,10 +32,10 @@ type GatewayConfig struct {
 // Build returns the Gateway's configuration (JSON, which OpenClaw reads as
 // JSON5). The Gateway's token is not in it: it comes from
 // OPENCLAW_GATEWAY_TOKEN in the Gateway's environment.
-func (c GatewayConfig) Build() ([]byte, error) {
-	ref := c.Model.Model
+func (c gatewayConfig) build() ([]byte, error) {
+	ref := c.Model.Name
 	model := map[string]any{
-		"id": c.Model.Model, "name": c.Model.Model, "reasoning": false, "input": []string{"text"},
+		"id": c.Model.Name, "name": c.Model.Name, "reasoning": false, "input": []string{"text"},
 		"contextWindow": c.Model.ContextWindow, "maxTokens": c.Model.MaxTokens,
 	}
 	controlUI := map[string]any{"enabled": c.Dashboard}
@@ -78,22 +78,22 @@ func (c GatewayConfig) Build() ([]byte, error) {
 		"logging":   map[string]any{"file": c.LogFile},
 		"agents": map[string]any{
 			"defaults": map[string]any{
-				"model":         map[string]any{"primary": ProviderID + "/" + ref, "fallbacks": []string{}},
-				"utilityModel":  ProviderID + "/" + ref,
+				"model":         map[string]any{"primary": providerID + "/" + ref, "fallbacks": []string{}},
+				"utilityModel":  providerID + "/" + ref,
 				"cwd":           c.Workspace,
 				"skipBootstrap": true,
 			},
 			"entries": map[string]any{
-				c.AgentID: map[string]any{"model": ProviderID + "/" + ref},
+				c.AgentID: map[string]any{"model": providerID + "/" + ref},
 			},
 		},
 		"models": map[string]any{
 			"mode":           "replace",
 			"catalogRefresh": map[string]any{"enabled": false},
 			"providers": map[string]any{
-				ProviderID: map[string]any{
+				providerID: map[string]any{
 					"baseUrl": strings.TrimRight(c.Model.BaseURL, "/"),
-					"apiKey":  "${" + KeyEnv + "}",
+					"apiKey":  "${" + keyEnv + "}",
 					"api":     c.Model.API,
 					"models":  []any{model},
 				},

@@ -10,9 +10,9 @@ var Descriptor []byte
 // ID is the adapter id, the same as upstream NeMo Fabric's OpenClaw adapter.
 const ID = "nvidia.fabric.openclaw"
 
-// Name is the adapter's name in interface paths (P2):
+// adapterName is the adapter's name in interface paths (P2):
 // <artifact root>/.fabric/openclaw/runtimes/<runtime-id>/interfaces/.
-const Name = "openclaw"
+const adapterName = "openclaw"
 
 // Dashboard is the name of the Control UI interface (S7).
 const Dashboard = "dashboard"

@@ -28,6 +28,13 @@
 // the host is gone, so a killed host leaves none of OpenClaw's helpers
 // behind either.
 //
+// Variables: FABRIC_OPENCLAW_BIN names OpenClaw's entry point (the npm
+// launcher node_modules/.bin/openclaw or the package's openclaw.mjs)
+// instead of `openclaw` on PATH, and FABRIC_OPENCLAW_NODE the Node.js that
+// runs it instead of the first supported `node` on PATH. The Gateway gets
+// its token in OPENCLAW_GATEWAY_TOKEN and the model key in
+// FABRIC_OPENCLAW_MODEL_KEY, both only in its own environment.
+//
 // What the package must never do: write a model key to a file, argv, log
 // or event; report or log a Gateway token; let OpenClaw reach a host other
 // than the configured model endpoint on its own; leave a process of the

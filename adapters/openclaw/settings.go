@@ -1,17 +1,13 @@
 package openclaw
 
 import (
-	"encoding/json"
 	"fmt"
-	"math"
-	"net/url"
 	"regexp"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
+	"github.com/fabric-runtime/fabric/adapterkit/serverharness"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -66,47 +62,22 @@ type Settings struct {
 
 var agentIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
 
-// declarations are the descriptor's interface declarations.
-var declarations = sync.OnceValues(func() ([]contract.InterfaceDeclaration, error) {
-	var d struct {
-		Interfaces []contract.InterfaceDeclaration `json:"interfaces"`
-	}
-	if err := json.Unmarshal(Descriptor, &d); err != nil {
-		return nil, err
-	}
-	return d.Interfaces, nil
-})
-
-// ParseSettings decodes and checks harness settings (planning has already
+// parseSettings decodes and checks harness settings (planning has already
 // validated them against the descriptor; this is the host's own guard)
 // and fills in the defaults. Interface errors are *harnessui.Error.
-func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
+func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	s := Settings{AgentID: DefaultAgentID, PortRange: PortRange{DefaultStart, DefaultEnd}}
-	var raw map[string]any
-	if h != nil {
-		raw = h.Settings
+	var own struct {
+		AgentID   *string    `json:"agent_id"`
+		PortRange *PortRange `json:"port_range"`
 	}
-	decls, err := declarations()
-	if err != nil {
-		return s, fmt.Errorf("descriptor: %w", err)
-	}
-	is, err := harnessui.ParseSettings(raw, decls)
+	is, err := serverharness.DecodeSettings(h, Descriptor, &own)
 	if err != nil {
 		return s, err
 	}
 	s.StartupTimeout = is.StartupTimeout
 	if d, ok := is.Enabled(Dashboard); ok {
 		s.Dashboard = &d
-	}
-	var own struct {
-		AgentID   *string    `json:"agent_id"`
-		PortRange *PortRange `json:"port_range"`
-		// Decoded by harnessui.ParseSettings above.
-		StartupTimeout json.RawMessage `json:"startup_timeout_seconds"`
-		Interfaces     json.RawMessage `json:"interfaces"`
-	}
-	if err := adapterkit.DecodeSettings(h, &own); err != nil {
-		return s, err
 	}
 	if id := own.AgentID; id != nil {
 		if !agentIDRE().MatchString(*id) {
@@ -128,84 +99,52 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 
 // Wire APIs OpenClaw speaks to a model endpoint (its provider "api").
 const (
-	APIOpenAICompletions = "openai-completions"
-	APIOpenAIResponses   = "openai-responses"
-	APIAnthropicMessages = "anthropic-messages"
+	apiOpenAICompletions = "openai-completions"
+	apiOpenAIResponses   = "openai-responses"
+	apiAnthropicMessages = "anthropic-messages"
 )
 
 // Default endpoints of the providers that need no base_url.
 const (
-	OpenAIBaseURL    = "https://api.openai.com/v1"
-	AnthropicBaseURL = "https://api.anthropic.com"
+	openAIBaseURL    = "https://api.openai.com/v1"
+	anthropicBaseURL = "https://api.anthropic.com"
 )
 
-// Model is the model role the runtime uses, resolved to what OpenClaw
+// model is the model role the runtime uses, resolved to what OpenClaw
 // needs.
-type Model struct {
-	Role          string
-	Provider      string
-	Model         string
-	BaseURL       string // never empty
-	APIKeyEnv     string // never empty
-	API           string // one of the API* constants
-	ContextWindow int
-	MaxTokens     int
+type model struct {
+	serverharness.Model
+	API string // one of the api* constants
 }
 
-// SelectModel picks the model role ("default", else the only one) and
+// selectModel picks the model role ("default", else the only one) and
 // resolves its endpoint and wire API.
-func SelectModel(models map[string]contract.AgentModel) (Model, error) {
-	role, m, err := adapterkit.Model(contract.AgentConfig{Models: models})
-	if err != nil {
-		return Model{}, err
-	}
-	out := Model{Role: role, Provider: m.Provider, Model: m.Model, ContextWindow: 128000, MaxTokens: 8192}
-	if strings.TrimSpace(m.Model) == "" {
-		return out, fmt.Errorf("models.%s.model is empty", role)
-	}
-	if m.APIKeyEnv == nil || *m.APIKeyEnv == "" {
-		return out, fmt.Errorf("models.%s.api_key_env is required: the Gateway gets the key from that variable (C1)", role)
-	}
-	out.APIKeyEnv = *m.APIKeyEnv
-	switch {
-	case m.BaseURL != nil && *m.BaseURL != "":
-		out.BaseURL = *m.BaseURL
-	case m.Provider == "openai":
-		out.BaseURL = OpenAIBaseURL
-	case m.Provider == "anthropic":
-		out.BaseURL = AnthropicBaseURL
-	default:
-		return out, fmt.Errorf("models.%s.base_url is required for provider %q", role, m.Provider)
-	}
-	if u, err := url.Parse(out.BaseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return out, fmt.Errorf("models.%s.base_url %q is not an http(s) URL", role, out.BaseURL)
-	}
-	out.API = APIOpenAICompletions
-	if m.Provider == "anthropic" {
-		out.API = APIAnthropicMessages
-	}
-	for k, v := range m.Settings {
-		switch k {
-		case "api":
+func selectModel(models map[string]contract.AgentModel) (model, error) {
+	var api string
+	m, err := serverharness.SelectModel(models, serverharness.ModelRules{
+		Adapter: "OpenClaw", KeyReader: "the Gateway",
+		BaseURLs: map[string]string{"openai": openAIBaseURL, "anthropic": anthropicBaseURL},
+		Setting: func(k string, v any) (bool, error) {
+			if k != "api" {
+				return false, nil
+			}
 			s, _ := v.(string)
 			switch s {
-			case APIOpenAICompletions, APIOpenAIResponses, APIAnthropicMessages:
-				out.API = s
-			default:
-				return out, fmt.Errorf("models.%s.settings.api %v is not %s, %s or %s", role, v, APIOpenAICompletions, APIOpenAIResponses, APIAnthropicMessages)
+			case apiOpenAICompletions, apiOpenAIResponses, apiAnthropicMessages:
+				api = s
+				return true, nil
 			}
-		case "context_window", "max_tokens":
-			n, ok := v.(float64)
-			if !ok || n != math.Trunc(n) || n < 1 {
-				return out, fmt.Errorf("models.%s.settings.%s must be a positive integer", role, k)
-			}
-			if k == "context_window" {
-				out.ContextWindow = int(n)
-			} else {
-				out.MaxTokens = int(n)
-			}
-		default:
-			return out, fmt.Errorf("models.%s.settings.%s is not a model setting of the OpenClaw adapter", role, k)
+			return true, fmt.Errorf("%v is not %s, %s or %s", v, apiOpenAICompletions, apiOpenAIResponses, apiAnthropicMessages)
+		},
+	})
+	out := model{Model: m, API: api}
+	if err != nil {
+		return out, err
+	}
+	if out.API == "" {
+		out.API = apiOpenAICompletions
+		if m.Provider == "anthropic" {
+			out.API = apiAnthropicMessages
 		}
 	}
 	return out, nil

@@ -13,20 +13,21 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
+	"github.com/fabric-runtime/fabric/adapterkit/serverharness"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
 func ptr[T any](v T) *T { return &v }
 
 func TestParseSettings(t *testing.T) {
-	s, err := ParseSettings(nil)
+	s, err := parseSettings(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s.AgentID != DefaultAgentID || s.PortRange != (PortRange{DefaultStart, DefaultEnd}) || s.StartupTimeout != harnessui.DefaultStartupTimeout || s.Dashboard != nil {
 		t.Errorf("defaults %+v", s)
 	}
-	s, err = ParseSettings(&contract.AgentHarnessConfig{Settings: map[string]any{
+	s, err = parseSettings(&contract.AgentHarnessConfig{Settings: map[string]any{
 		"agent_id": "ops", "port_range": map[string]any{"start": 20000.0, "end": 20221.0},
 		"startup_timeout_seconds": 75.0,
 		"interfaces":              map[string]any{"dashboard": map[string]any{"port": 21000.0, "public_origins": []any{"https://x.example"}}},
@@ -39,7 +40,7 @@ func TestParseSettings(t *testing.T) {
 		t.Errorf("parsed %+v", s)
 	}
 	// A disabled dashboard is off.
-	s, err = ParseSettings(&contract.AgentHarnessConfig{Settings: map[string]any{
+	s, err = parseSettings(&contract.AgentHarnessConfig{Settings: map[string]any{
 		"interfaces": map[string]any{"dashboard": map[string]any{"enabled": false}},
 	}})
 	if err != nil || s.Dashboard != nil {
@@ -56,23 +57,23 @@ func TestParseSettings(t *testing.T) {
 		"port too high":   {"interfaces": map[string]any{"dashboard": map[string]any{"port": 65500.0}}},
 		"bad origin":      {"interfaces": map[string]any{"dashboard": map[string]any{"port": 21000.0, "public_origins": []any{"https://x.example/path"}}}},
 	} {
-		if _, err := ParseSettings(&contract.AgentHarnessConfig{Settings: bad}); err == nil {
+		if _, err := parseSettings(&contract.AgentHarnessConfig{Settings: bad}); err == nil {
 			t.Errorf("%s: accepted %v", name, bad)
 		}
 	}
 }
 
 func TestSelectModel(t *testing.T) {
-	m, err := SelectModel(map[string]contract.AgentModel{"default": {Provider: "stub", Model: "m", APIKeyEnv: ptr("K"), BaseURL: ptr("http://127.0.0.1:9/v1")}})
-	if err != nil || m.API != APIOpenAICompletions || m.BaseURL != "http://127.0.0.1:9/v1" || m.APIKeyEnv != "K" {
+	m, err := selectModel(map[string]contract.AgentModel{"default": {Provider: "stub", Model: "m", APIKeyEnv: ptr("K"), BaseURL: ptr("http://127.0.0.1:9/v1")}})
+	if err != nil || m.API != apiOpenAICompletions || m.BaseURL != "http://127.0.0.1:9/v1" || m.APIKeyEnv != "K" {
 		t.Fatalf("%+v %v", m, err)
 	}
-	m, err = SelectModel(map[string]contract.AgentModel{"only": {Provider: "anthropic", Model: "claude", APIKeyEnv: ptr("K")}})
-	if err != nil || m.API != APIAnthropicMessages || m.BaseURL != AnthropicBaseURL || m.Role != "only" {
+	m, err = selectModel(map[string]contract.AgentModel{"only": {Provider: "anthropic", Model: "claude", APIKeyEnv: ptr("K")}})
+	if err != nil || m.API != apiAnthropicMessages || m.BaseURL != anthropicBaseURL || m.Role != "only" {
 		t.Fatalf("%+v %v", m, err)
 	}
-	m, err = SelectModel(map[string]contract.AgentModel{"default": {Provider: "openai", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"api": "openai-responses", "max_tokens": 1000.0}}})
-	if err != nil || m.API != APIOpenAIResponses || m.BaseURL != OpenAIBaseURL || m.MaxTokens != 1000 {
+	m, err = selectModel(map[string]contract.AgentModel{"default": {Provider: "openai", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"api": "openai-responses", "max_tokens": 1000.0}}})
+	if err != nil || m.API != apiOpenAIResponses || m.BaseURL != openAIBaseURL || m.MaxTokens != 1000 {
 		t.Fatalf("%+v %v", m, err)
 	}
 	for name, bad := range map[string]map[string]contract.AgentModel{
@@ -82,19 +83,19 @@ func TestSelectModel(t *testing.T) {
 		"bad api":     {"default": {Provider: "openai", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"api": "gemini"}}},
 		"bad url":     {"default": {Provider: "x", Model: "g", APIKeyEnv: ptr("K"), BaseURL: ptr("ftp://h")}},
 	} {
-		if _, err := SelectModel(bad); err == nil {
+		if _, err := selectModel(bad); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
 }
 
 // TestGatewayConfig: the configuration names only FabricConfig's endpoint,
-// references the key by KeyEnv and never holds it, keeps the Gateway on
+// references the key by keyEnv and never holds it, keeps the Gateway on
 // loopback, turns off what calls out on its own, and maps public_origins.
 func TestGatewayConfig(t *testing.T) {
-	c := GatewayConfig{Port: 21000, AgentID: "default", Workspace: "/ws", LogFile: "/l/openclaw.log",
-		Model: Model{Model: "m1", BaseURL: "http://127.0.0.1:9/v1/", API: APIOpenAICompletions, ContextWindow: 1000, MaxTokens: 10}}
-	data, err := c.Build()
+	c := gatewayConfig{Port: 21000, AgentID: "default", Workspace: "/ws", LogFile: "/l/openclaw.log",
+		Model: model{Model: serverharness.Model{Name: "m1", BaseURL: "http://127.0.0.1:9/v1/", ContextWindow: 1000, MaxTokens: 10}, API: apiOpenAICompletions}}
+	data, err := c.build()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,8 +117,8 @@ func TestGatewayConfig(t *testing.T) {
 		"update.checkOnStart": false, "telemetry.enabled": false, "models.catalogRefresh.enabled": false,
 		"models.mode": "replace", "plugins.enabled": false, "cron.enabled": false, "browser.enabled": false,
 		"discovery.mdns.mode": "off", "logging.file": "/l/openclaw.log",
-		"models.providers.fabric.baseUrl": "http://127.0.0.1:9/v1", "models.providers.fabric.apiKey": "${" + KeyEnv + "}",
-		"models.providers.fabric.api": APIOpenAICompletions, "agents.defaults.cwd": "/ws",
+		"models.providers.fabric.baseUrl": "http://127.0.0.1:9/v1", "models.providers.fabric.apiKey": "${" + keyEnv + "}",
+		"models.providers.fabric.api": apiOpenAICompletions, "agents.defaults.cwd": "/ws",
 		"gateway.http.endpoints.chatCompletions.enabled": true,
 	} {
 		if got := get(path); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -131,7 +132,7 @@ func TestGatewayConfig(t *testing.T) {
 		t.Error("allowed origins without the dashboard")
 	}
 	c.Dashboard, c.AllowedOrigins = true, []string{"https://a.example"}
-	data, _ = c.Build()
+	data, _ = c.build()
 	doc = nil
 	json.Unmarshal(data, &doc)
 	if get("gateway.controlUi.enabled") != true || fmt.Sprint(get("gateway.controlUi.allowedOrigins")) != "[http://127.0.0.1:21000 http://localhost:21000 https://a.example]" {
@@ -144,25 +145,25 @@ func TestNodeSupported(t *testing.T) {
 		"v24.22.3": true, "v24.16.0": true, "v24.15.9": false, "v25.0.0": false, "v26.0.0": false,
 		"v26.1.0": true, "v27.2.0": true, "v20.20.2": false, "garbage": false, "": false,
 	} {
-		if got := NodeSupported(v); got != want {
-			t.Errorf("NodeSupported(%q) = %v", v, got)
+		if got := nodeSupported(v); got != want {
+			t.Errorf("nodeSupported(%q) = %v", v, got)
 		}
 	}
 }
 
 func TestResolveBinaryMissing(t *testing.T) {
 	dir := t.TempDir()
-	_, err := ResolveBinary(context.Background(), func(string) string { return "" }, dir)
+	_, err := resolveBinary(context.Background(), func(string) string { return "" }, dir)
 	if err == nil {
 		t.Fatal("found openclaw in an empty directory")
 	}
-	_, err = ResolveBinary(context.Background(), func(k string) string {
-		if k == EnvBinary {
+	_, err = resolveBinary(context.Background(), func(k string) string {
+		if k == envBinary {
 			return "/nonexistent/openclaw"
 		}
 		return ""
 	}, dir)
-	if err == nil || !strings.Contains(err.Error(), EnvBinary) {
+	if err == nil || !strings.Contains(err.Error(), envBinary) {
 		t.Fatalf("err %v", err)
 	}
 }
@@ -241,22 +242,5 @@ func TestChatStream(t *testing.T) {
 	_, err = chat(context.Background(), srv.Client(), srv.URL, "wrong", req, nil)
 	if !errors.As(err, &he) || he.Status != 401 || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("err %v", err)
-	}
-}
-
-func TestTail(t *testing.T) {
-	tl := &tail{max: 64}
-	for i := range 100 {
-		fmt.Fprintf(tl, "line %d\n", i)
-	}
-	s := tl.String()
-	if !strings.HasSuffix(s, "line 99") || strings.Contains(s, "line 1\n") || len(s) > 64 {
-		t.Errorf("tail %q", s)
-	}
-}
-
-func TestInputText(t *testing.T) {
-	if InputText("x") != "x" || InputText(nil) != "" || InputText(map[string]any{"a": 1}) != `{"a":1}` {
-		t.Error("InputText")
 	}
 }

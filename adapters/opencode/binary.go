@@ -7,20 +7,20 @@ import (
 	"path/filepath"
 )
 
-// EnvBinary names the opencode binary to run instead of `opencode` on PATH.
-const EnvBinary = "FABRIC_OPENCODE_BIN"
+// envBinary names the opencode binary to run instead of `opencode` on PATH.
+const envBinary = "FABRIC_OPENCODE_BIN"
 
-// ResolveBinary finds OpenCode: $FABRIC_OPENCODE_BIN, else `opencode` on
+// resolveBinary finds OpenCode: $FABRIC_OPENCODE_BIN, else `opencode` on
 // path (a PATH value). The npm package's bin/opencode is its native
 // binary. The returned error wraps exec.ErrNotFound when it is missing.
-func ResolveBinary(getenv func(string) string, path string) (string, error) {
-	bin := getenv(EnvBinary)
+func resolveBinary(getenv func(string) string, path string) (string, error) {
+	bin := getenv(envBinary)
 	if bin != "" {
 		if st, err := os.Stat(bin); err != nil || !st.Mode().IsRegular() {
-			return "", fmt.Errorf("%s=%s is not a file: %w", EnvBinary, bin, exec.ErrNotFound)
+			return "", fmt.Errorf("%s=%s is not a file: %w", envBinary, bin, exec.ErrNotFound)
 		}
 	} else if bin = lookIn(path, "opencode"); bin == "" {
-		return "", fmt.Errorf("opencode not found on PATH (run harnesses/install.sh and put its --print-path first, or set %s): %w", EnvBinary, exec.ErrNotFound)
+		return "", fmt.Errorf("opencode not found on PATH (run harnesses/install.sh and put its --print-path first, or set %s): %w", envBinary, exec.ErrNotFound)
 	}
 	if real, err := filepath.EvalSymlinks(bin); err == nil {
 		bin = real

@@ -11,20 +11,20 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 )
 
-// ProviderID is the model provider the adapter defines in OpenCode's
+// providerID is the model provider the adapter defines in OpenCode's
 // configuration (provider.fabric); the runtime's model is
 // fabric/<model>.
-const ProviderID = "fabric"
+const providerID = "fabric"
 
-// KeyEnv is the private variable that carries the model key into the
+// keyEnv is the private variable that carries the model key into the
 // server's environment, and only there; the configuration references it
 // as {env:FABRIC_OPENCODE_MODEL_KEY}, which OpenCode substitutes when it
 // loads the file, so the key is never written to disk (C1).
-const KeyEnv = "FABRIC_OPENCODE_MODEL_KEY"
+const keyEnv = "FABRIC_OPENCODE_MODEL_KEY"
 
-// ServerConfig is everything the generated opencode.json depends on.
-type ServerConfig struct {
-	Model Model
+// serverConfig is everything the generated opencode.json depends on.
+type serverConfig struct {
+	Model model
 	Agent string
 	// Snapshots is OpenCode's "snapshot" (filesystem snapshots per step).
 	Snapshots bool
@@ -39,15 +39,15 @@ var mcpName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 
 // Build returns OpenCode's configuration (JSON) and, for instructions in
 // append mode, the text to write to InstructionsFile ("" otherwise).
-func (c ServerConfig) Build() (doc []byte, instructions string, err error) {
+func (c serverConfig) build() (doc []byte, instructions string, err error) {
 	model := map[string]any{
-		"name": c.Model.Model, "tool_call": true,
+		"name": c.Model.Name, "tool_call": true,
 		"limit": map[string]any{"context": c.Model.ContextWindow, "output": c.Model.MaxTokens},
 	}
 	if c.Model.Temperature != nil {
 		model["temperature"] = true
 	}
-	ref := ProviderID + "/" + c.Model.Model
+	ref := providerID + "/" + c.Model.Name
 	agent := map[string]any{"model": ref}
 	if c.Model.Temperature != nil {
 		agent["temperature"] = *c.Model.Temperature
@@ -59,15 +59,15 @@ func (c ServerConfig) Build() (doc []byte, instructions string, err error) {
 		"autoupdate":  false,
 		"share":       "disabled",
 		// Only FabricConfig's endpoint (C1).
-		"enabled_providers": []string{ProviderID},
-		"provider": map[string]any{ProviderID: map[string]any{
+		"enabled_providers": []string{providerID},
+		"provider": map[string]any{providerID: map[string]any{
 			"npm":  "@ai-sdk/openai-compatible",
 			"name": "Fabric",
 			"options": map[string]any{
 				"baseURL": strings.TrimRight(c.Model.BaseURL, "/"),
-				"apiKey":  "{env:" + KeyEnv + "}",
+				"apiKey":  "{env:" + keyEnv + "}",
 			},
-			"models": map[string]any{c.Model.Model: model},
+			"models": map[string]any{c.Model.Name: model},
 		}},
 		// No person is there to approve: tools run, the web is not fetched.
 		"permission": map[string]any{"edit": "allow", "bash": "allow", "webfetch": "deny"},
@@ -90,7 +90,7 @@ func (c ServerConfig) Build() (doc []byte, instructions string, err error) {
 		}
 	}
 	cfg["agent"] = map[string]any{c.Agent: agent}
-	mcp, err := MCPConfig(c.MCP)
+	mcp, err := mcpConfig(c.MCP)
 	if err != nil {
 		return nil, "", err
 	}
@@ -107,7 +107,7 @@ func (c ServerConfig) Build() (doc []byte, instructions string, err error) {
 // secrets, so the configuration is written 0600 into the runtime's private
 // directory and removed at stop. Tool filters and authentication are not
 // supported. It returns nil when there are no servers.
-func MCPConfig(m *contract.AgentMCPConfig) (map[string]any, error) {
+func mcpConfig(m *contract.AgentMCPConfig) (map[string]any, error) {
 	if m == nil || len(m.Servers) == 0 {
 		return nil, nil
 	}
@@ -178,6 +178,3 @@ var offlineEnv = []string{
 
 // deadRegistry is a loopback URL nothing listens on (port 9, discard).
 const deadRegistry = "http://127.0.0.1:9/"
-
-// OfflineEnv returns the switches (KEY=1 entries).
-func OfflineEnv() []string { return append([]string(nil), offlineEnv...) }

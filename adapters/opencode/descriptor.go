@@ -12,7 +12,7 @@ const ID = "nvidia.fabric.opencode"
 
 // Name is the adapter's name in interface paths (P2):
 // <artifact root>/.fabric/opencode/runtimes/<runtime-id>/interfaces/.
-const Name = "opencode"
+const adapterName = "opencode"
 
 // Interface names (S7).
 const (

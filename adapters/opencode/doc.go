@@ -23,6 +23,13 @@
 // server, with the password read from its token file). Both interfaces
 // share the server's one per-start password.
 //
+// Variables: FABRIC_OPENCODE_BIN names the opencode binary to run instead
+// of `opencode` on PATH. The server gets its password in
+// OPENCODE_SERVER_PASSWORD (the Basic auth user is "opencode") and the
+// model key in FABRIC_OPENCODE_MODEL_KEY, both only in its own
+// environment. Turns emit output_delta, reasoning_delta, tool_call,
+// tool_result and usage events.
+//
 // What the package must never do: write a model key or the server's
 // password to a file other than the interface token files, to argv, a
 // log or an event; bind anything but loopback; leave a process that

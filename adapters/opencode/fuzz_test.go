@@ -16,18 +16,18 @@ func FuzzSSE(f *testing.F) {
 	f.Add([]byte(": c\ndata:\ndata: {}\n\ndata: {\"type\":\"session.status\",\"properties\":{\"sessionID\":\"s\",\"status\":{\"type\":\"idle\"}}}"))
 	f.Add([]byte("\r\r\n\n:\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		r := NewSSEReader(bytes.NewReader(in))
+		r := newSSEReader(bytes.NewReader(in))
 		tr := newTurn("s")
 		for range len(in) + 2 {
 			data, err := r.Next()
 			if err != nil {
-				if !errors.Is(err, io.EOF) && !errors.Is(err, ErrEventTooLarge) {
+				if !errors.Is(err, io.EOF) && !errors.Is(err, errEventTooLarge) {
 					t.Fatalf("unexpected error %v", err)
 				}
 				_ = tr.result("succeeded", map[string]any{})
 				return
 			}
-			if ev, err := ParseEvent(data); err == nil {
+			if ev, err := parseEvent(data); err == nil {
 				tr.apply(ev, nil)
 			}
 		}

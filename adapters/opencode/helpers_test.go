@@ -17,6 +17,9 @@ import (
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
+// webUser is the web UI's Basic auth user.
+const webUser = "opencode"
+
 // testModel is the model name the runtime asks for.
 const testModel = "fabric-stub-model"
 
@@ -26,13 +29,7 @@ const testModel = "fabric-stub-model"
 func harnessPath(t testing.TB) []string {
 	t.Helper()
 	dirs := append(filepath.SplitList(os.Getenv("FABRIC_HARNESS_PATH")), "opencode/node_modules/.bin")
-	return harnesstest.HarnessDirs(t, "opencode", func(path string) error {
-		bin, err := opencode.ResolveBinary(func(string) string { return "" }, path)
-		if err == nil {
-			t.Logf("opencode: %s", bin)
-		}
-		return err
-	}, dirs...)
+	return harnesstest.HarnessDirs(t, "opencode", adaptertest.Installed("opencode"), dirs...)
 }
 
 // live is one test's world: the adaptertest rig with the OpenCode

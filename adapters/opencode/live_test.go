@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/testsupport/browsertest"
@@ -25,7 +26,6 @@ import (
 	"github.com/fabric-runtime/fabric/internal/testsupport/testaudit"
 	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
-	"github.com/fabric-runtime/fabric/proc"
 )
 
 // toolFile is the file the scripted tool call creates in the workspace.
@@ -105,26 +105,7 @@ func TestLive(t *testing.T) {
 		if !regexp.MustCompile(`^[0-9a-f]{64}$`).MatchString(password) {
 			t.Fatalf("token file holds %d bytes that do not look like a password", len(password))
 		}
-		ls, err := proc.ListeningTCP("")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var mine []string
-		for _, x := range ls {
-			if int(x.Addr.Port()) != webPort {
-				continue
-			}
-			if owners, _ := proc.SocketOwners("", x.Inode, testproc.Group(srv)); len(owners) == 0 {
-				t.Errorf("port %d (%s) is not held by the server's group", webPort, x.Addr)
-			}
-			if !x.Addr.Addr().Unmap().IsLoopback() {
-				t.Errorf("the server listens on %s, not loopback", x.Addr)
-			}
-			mine = append(mine, x.Addr.String())
-		}
-		if len(mine) == 0 {
-			t.Fatalf("nothing listens on port %d", webPort)
-		}
+		adaptertest.CheckListener(t, webPort, testproc.Group(srv))
 		// Without the password the server refuses.
 		resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/session", webPort))
 		if err != nil {
@@ -141,7 +122,7 @@ func TestLive(t *testing.T) {
 		if strings.Contains(string(cfg), password) || strings.Contains(string(cfg), l.Key) {
 			t.Error("the generated configuration holds the password or the model key")
 		}
-		if !strings.Contains(string(cfg), "{env:"+opencode.KeyEnv+"}") || !strings.Contains(string(cfg), l.Stub.OpenAIBaseURL()) {
+		if !strings.Contains(string(cfg), "{env:FABRIC_OPENCODE_MODEL_KEY}") || !strings.Contains(string(cfg), l.Stub.OpenAIBaseURL()) {
 			t.Errorf("configuration does not reference the key variable and the endpoint:\n%s", cfg)
 		}
 		// The server's command line holds neither secret (its environment
@@ -187,7 +168,7 @@ func TestLive(t *testing.T) {
 		if res.Status != contract.StatusSucceeded || res.Output != "FIRST_ANSWER_7731" {
 			t.Fatalf("first: %s %v %+v", res.Status, res.Output, res.Error)
 		}
-		if d := harnesstest.Events(res, opencode.EventOutputDelta); len(d) == 0 {
+		if d := harnesstest.Events(res, "output_delta"); len(d) == 0 {
 			t.Errorf("no output_delta events: %+v", res.Events)
 		}
 		if res.Usage == nil || res.Usage.TotalTokens == nil || *res.Usage.TotalTokens == 0 {
@@ -230,26 +211,13 @@ func TestLive(t *testing.T) {
 		if err != nil || strings.TrimSpace(string(data)) != "made-by-opencode" {
 			t.Fatalf("the tool did not create %s in the workspace: %q %v", toolFile, data, err)
 		}
-		calls, results := harnesstest.Events(res, opencode.EventToolCall), harnesstest.Events(res, opencode.EventToolResult)
+		calls, results := harnesstest.Events(res, "tool_call"), harnesstest.Events(res, "tool_result")
 		if len(calls) == 0 || len(results) == 0 {
 			t.Errorf("tool events: %d calls, %d results", len(calls), len(results))
 		}
 	})
 
-	t.Run("health", func(t *testing.T) {
-		for _, level := range []string{contract.LevelLive, contract.LevelActive, contract.LevelReady} {
-			for _, target := range []string{"", opencode.Web} {
-				rep, err := rt.Check(context.Background(), contract.CheckRequest{Level: level, TimeoutSeconds: 5, Interface: target})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rep.Outcome != contract.OutcomePassed {
-					b, _ := json.Marshal(rep)
-					t.Errorf("check %s %q: %s", level, target, b)
-				}
-			}
-		}
-	})
+	t.Run("health", func(t *testing.T) { adaptertest.CheckHealth(t, rt, 5, opencode.Web) })
 
 	sessionID := runtimeSession(t, webPort, password, rt.ID())
 
@@ -379,7 +347,7 @@ func privateRoot(t testing.TB, pid int) string {
 func runtimeSession(t testing.TB, port int, password, runtimeID string) string {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, fmt.Sprintf("http://127.0.0.1:%d/session", port), nil)
-	req.SetBasicAuth(opencode.Username, password)
+	req.SetBasicAuth(webUser, password)
 	c := &http.Client{Timeout: 10 * time.Second}
 	resp, err := c.Do(req)
 	if err != nil {

@@ -13,22 +13,22 @@ import (
 // whole message's metadata, a tool part its output).
 const maxEventBytes = 8 << 20
 
-// ErrEventTooLarge: an SSE event exceeded maxEventBytes.
-var ErrEventTooLarge = errors.New("opencode: SSE event too large")
+// errEventTooLarge: an SSE event exceeded maxEventBytes.
+var errEventTooLarge = errors.New("opencode: SSE event too large")
 
-// SSEReader reads the server's /event stream: events separated by blank
+// sseReader reads the server's /event stream: events separated by blank
 // lines, each "data:" line appended to the event's data (joined by "\n"),
 // comments (":") and other fields ignored.
-type SSEReader struct {
+type sseReader struct {
 	r *bufio.Reader
 }
 
-// NewSSEReader returns a reader of r.
-func NewSSEReader(r io.Reader) *SSEReader { return &SSEReader{r: bufio.NewReaderSize(r, 64<<10)} }
+// newSSEReader returns a reader of r.
+func newSSEReader(r io.Reader) *sseReader { return &sseReader{r: bufio.NewReaderSize(r, 64<<10)} }
 
 // Next returns the data of the next event that has any; io.EOF at the end
 // of the stream.
-func (s *SSEReader) Next() ([]byte, error) {
+func (s *sseReader) Next() ([]byte, error) {
 	var data []byte
 	have := false
 	for {
@@ -57,7 +57,7 @@ func (s *SSEReader) Next() ([]byte, error) {
 			data = append(data, '\n')
 		}
 		if len(data)+len(value) > maxEventBytes {
-			return nil, ErrEventTooLarge
+			return nil, errEventTooLarge
 		}
 		data = append(data, value...)
 		have = true
@@ -66,12 +66,12 @@ func (s *SSEReader) Next() ([]byte, error) {
 
 // readLine reads one line without its line ending (\n, \r\n or \r before
 // \n), bounded by maxEventBytes.
-func (s *SSEReader) readLine() ([]byte, error) {
+func (s *sseReader) readLine() ([]byte, error) {
 	var line []byte
 	for {
 		frag, err := s.r.ReadSlice('\n')
 		if len(line)+len(frag) > maxEventBytes+2 {
-			return nil, ErrEventTooLarge
+			return nil, errEventTooLarge
 		}
 		line = append(line, frag...)
 		switch {
@@ -88,44 +88,44 @@ func (s *SSEReader) readLine() ([]byte, error) {
 	}
 }
 
-// Event is one bus event of OpenCode's /event stream, with the fields the
+// event is one bus event of OpenCode's /event stream, with the fields the
 // adapter reads.
-type Event struct {
+type event struct {
 	Type       string          `json:"type"`
-	Properties EventProperties `json:"properties"`
+	Properties eventProperties `json:"properties"`
 }
 
-// EventProperties are the properties of the events the adapter follows.
-type EventProperties struct {
+// eventProperties are the properties of the events the adapter follows.
+type eventProperties struct {
 	SessionID string `json:"sessionID"`
 	// session.status
 	Status *struct {
 		Type string `json:"type"`
 	} `json:"status,omitempty"`
 	// message.updated
-	Info *MessageInfo `json:"info,omitempty"`
+	Info *messageInfo `json:"info,omitempty"`
 	// message.part.updated
-	Part *Part `json:"part,omitempty"`
+	Part *ssePart `json:"part,omitempty"`
 	// message.part.delta
 	MessageID string `json:"messageID,omitempty"`
 	PartID    string `json:"partID,omitempty"`
 	Field     string `json:"field,omitempty"`
 	Delta     string `json:"delta,omitempty"`
 	// session.error
-	Error *MessageError `json:"error,omitempty"`
+	Error *messageError `json:"error,omitempty"`
 }
 
-// MessageInfo is a message's metadata.
-type MessageInfo struct {
+// messageInfo is a message's metadata.
+type messageInfo struct {
 	ID       string        `json:"id"`
 	Role     string        `json:"role"`
 	ParentID string        `json:"parentID,omitempty"`
 	Finish   string        `json:"finish,omitempty"`
-	Error    *MessageError `json:"error,omitempty"`
+	Error    *messageError `json:"error,omitempty"`
 }
 
-// MessageError is OpenCode's error object ({name, data: {message}}).
-type MessageError struct {
+// messageError is OpenCode's error object ({name, data: {message}}).
+type messageError struct {
 	Name string `json:"name"`
 	Data struct {
 		Message    string `json:"message,omitempty"`
@@ -133,7 +133,7 @@ type MessageError struct {
 	} `json:"data"`
 }
 
-func (e *MessageError) String() string {
+func (e *messageError) String() string {
 	if e == nil {
 		return ""
 	}
@@ -143,8 +143,8 @@ func (e *MessageError) String() string {
 	return e.Name
 }
 
-// Part is one part of a message (text, tool, step-start, step-finish, ...).
-type Part struct {
+// ssePart is one part of a message (text, tool, step-start, step-finish, ...).
+type ssePart struct {
 	ID        string     `json:"id"`
 	MessageID string     `json:"messageID"`
 	SessionID string     `json:"sessionID"`
@@ -152,29 +152,29 @@ type Part struct {
 	Text      string     `json:"text,omitempty"`
 	Tool      string     `json:"tool,omitempty"`
 	CallID    string     `json:"callID,omitempty"`
-	State     *ToolState `json:"state,omitempty"`
+	State     *toolState `json:"state,omitempty"`
 	Reason    string     `json:"reason,omitempty"`
-	Tokens    *Tokens    `json:"tokens,omitempty"`
+	Tokens    *sseTokens `json:"tokens,omitempty"`
 }
 
-// ToolState is a tool part's state.
-type ToolState struct {
+// toolState is a tool part's state.
+type toolState struct {
 	Status string          `json:"status"`
 	Input  json.RawMessage `json:"input,omitempty"`
 	Output string          `json:"output,omitempty"`
 	Error  string          `json:"error,omitempty"`
 }
 
-// Tokens is a step's token usage.
-type Tokens struct {
+// sseTokens is a step's token usage.
+type sseTokens struct {
 	Total  int64 `json:"total"`
 	Input  int64 `json:"input"`
 	Output int64 `json:"output"`
 }
 
-// ParseEvent decodes one event's data.
-func ParseEvent(data []byte) (Event, error) {
-	var e Event
+// parseEvent decodes one event's data.
+func parseEvent(data []byte) (event, error) {
+	var e event
 	if err := json.Unmarshal(data, &e); err != nil {
 		return e, fmt.Errorf("opencode: event: %w", err)
 	}

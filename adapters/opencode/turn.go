@@ -18,14 +18,9 @@ import (
 // posts the input with prompt_async and follows the session's events until
 // it is idle again. A cancelled invocation aborts the session's turn.
 func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contract.AgentRunResult, error) {
-	s.busy.Store(true)
-	defer s.busy.Store(false)
-	if !s.alive() {
-		info, _ := s.srv.ExitState()
-		return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeServerExited, Message: fmt.Sprintf("opencode serve is not running (%s)", info)}
-	}
-	if ctx.Err() != nil {
-		return contract.AgentRunResult{Status: contract.StatusCancelled}, nil
+	defer s.srv.Busy()()
+	if res, ok, err := s.srv.CanTurn(ctx); !ok {
+		return res, err
 	}
 	turnNo := s.turns.Add(1)
 	md := map[string]any{"turn": turnNo, "session_id": s.sessionID}
@@ -48,7 +43,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 
 	body := map[string]any{
 		"agent": s.set.Agent,
-		"model": map[string]any{"providerID": ProviderID, "modelID": s.model.Model},
+		"model": map[string]any{"providerID": providerID, "modelID": s.model.Name},
 		"parts": []any{map[string]any{"type": "text", "text": adapterkit.InputText(inv.Request.Input)}},
 	}
 	if err := s.request(ctx, http.MethodPost, "/session/"+s.sessionID+"/prompt_async", body, nil); err != nil {
@@ -76,15 +71,13 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 					return t.result(contract.StatusCancelled, md), nil
 				}
 			}
-		case <-s.srv.Done():
-			info, _ := s.srv.ExitState()
-			return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeServerExited, Message: fmt.Sprintf("opencode serve exited during the turn (%s)", info)}
+		case <-s.srv.Proc.Done():
+			return contract.AgentRunResult{}, s.srv.Exited("exited during the turn")
 		case ev, ok := <-events.ch:
 			if !ok {
 				err := events.err()
-				if !s.alive() {
-					info, _ := s.srv.ExitState()
-					return contract.AgentRunResult{}, &adapterkit.Error{Code: CodeServerExited, Message: fmt.Sprintf("opencode serve exited during the turn (%s)", info)}
+				if !s.srv.Running() {
+					return contract.AgentRunResult{}, s.srv.Exited("exited during the turn")
 				}
 				return s.transportFailure(md, fmt.Errorf("the event stream ended during the turn: %w", err))
 			}
@@ -94,7 +87,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 			}) {
 				res := t.result(contract.StatusSucceeded, md)
 				if u := res.Usage; u != nil {
-					inv.Events.Emit(adapterkit.Event{Kind: EventUsage, Metadata: map[string]any{
+					inv.Events.Emit(adapterkit.Event{Kind: eventUsage, Metadata: map[string]any{
 						"input_tokens": *u.InputTokens, "output_tokens": *u.OutputTokens, "total_tokens": *u.TotalTokens,
 					}})
 				}
@@ -128,7 +121,7 @@ func (s *session) abort(ctx context.Context) {
 
 // eventStream is one subscription to /event.
 type eventStream struct {
-	ch   chan Event
+	ch   chan event
 	body io.Closer
 	wg   sync.WaitGroup
 	mu   sync.Mutex
@@ -142,7 +135,7 @@ func (s *session) subscribe(ctx context.Context) (*eventStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	req.SetBasicAuth(Username, s.password)
+	req.SetBasicAuth(username, s.password)
 	req.Header.Set("Accept", "text/event-stream")
 	resp, err := s.stream.Do(req) // response headers bounded by ResponseHeaderTimeout
 	if err != nil {
@@ -152,10 +145,10 @@ func (s *session) subscribe(ctx context.Context) (*eventStream, error) {
 		resp.Body.Close()
 		return nil, &httpError{Method: http.MethodGet, Path: "/event", Status: resp.StatusCode}
 	}
-	es := &eventStream{ch: make(chan Event, 256), body: resp.Body}
+	es := &eventStream{ch: make(chan event, 256), body: resp.Body}
 	es.wg.Go(func() {
 		defer close(es.ch)
-		r := NewSSEReader(resp.Body)
+		r := newSSEReader(resp.Body)
 		for {
 			data, err := r.Next()
 			if err != nil {
@@ -164,7 +157,7 @@ func (s *session) subscribe(ctx context.Context) (*eventStream, error) {
 				es.mu.Unlock()
 				return
 			}
-			ev, err := ParseEvent(data)
+			ev, err := parseEvent(data)
 			if err != nil {
 				continue // an event the adapter cannot read is not its business
 			}
@@ -223,16 +216,16 @@ type turn struct {
 	roles     map[string]string // message id -> role
 	msgOrder  []string          // assistant messages, in order
 	texts     map[string]*strings.Builder
-	partOrder map[string][]string // message id -> text part ids
-	tools     map[string]string   // call id -> status emitted
-	tokens    map[string]Tokens   // step-finish part id -> tokens
-	errMsg    *MessageError
+	partOrder map[string][]string  // message id -> text part ids
+	tools     map[string]string    // call id -> status emitted
+	tokens    map[string]sseTokens // step-finish part id -> tokens
+	errMsg    *messageError
 }
 
 func newTurn(sessionID string) *turn {
 	return &turn{
 		sessionID: sessionID, roles: map[string]string{}, texts: map[string]*strings.Builder{},
-		partOrder: map[string][]string{}, tools: map[string]string{}, tokens: map[string]Tokens{},
+		partOrder: map[string][]string{}, tools: map[string]string{}, tokens: map[string]sseTokens{},
 	}
 }
 
@@ -249,7 +242,7 @@ func (t *turn) text(msgID, partID string) *strings.Builder {
 // apply takes one event of the stream; emit (nil: none) receives the
 // events the adapter reports. It returns true once the session is idle
 // after having been busy (the turn's end), or after a session error.
-func (t *turn) apply(ev Event, emit func(adapterkit.Event)) bool {
+func (t *turn) apply(ev event, emit func(adapterkit.Event)) bool {
 	p := ev.Properties
 	sid := p.SessionID
 	if sid == "" && p.Part != nil {
@@ -300,9 +293,9 @@ func (t *turn) apply(ev Event, emit func(adapterkit.Event)) bool {
 			return false
 		}
 		t.text(p.MessageID, p.PartID).WriteString(p.Delta)
-		kind := EventOutputDelta
+		kind := eventOutputDelta
 		if t.roles["reasoning:"+p.PartID] == "reasoning" {
-			kind = EventReasoningDelta
+			kind = eventReasoningDelta
 		}
 		if t.roles[p.MessageID] == "assistant" {
 			emit(adapterkit.Event{Kind: kind, Message: p.Delta})
@@ -331,7 +324,7 @@ func (t *turn) apply(ev Event, emit func(adapterkit.Event)) bool {
 			case "running", "completed", "error":
 				if t.tools[part.CallID] == "" {
 					t.tools[part.CallID] = "called"
-					emit(adapterkit.Event{Kind: EventToolCall, Message: part.Tool, Metadata: map[string]any{
+					emit(adapterkit.Event{Kind: eventToolCall, Message: part.Tool, Metadata: map[string]any{
 						"tool_name": part.Tool, "call_id": part.CallID, "arguments": cut(string(st.Input), 2000)}})
 				}
 				if (st.Status == "completed" || st.Status == "error") && t.tools[part.CallID] != "done" {
@@ -340,7 +333,7 @@ func (t *turn) apply(ev Event, emit func(adapterkit.Event)) bool {
 					if st.Status == "error" {
 						out = st.Error
 					}
-					emit(adapterkit.Event{Kind: EventToolResult, Message: part.Tool, Metadata: map[string]any{
+					emit(adapterkit.Event{Kind: eventToolResult, Message: part.Tool, Metadata: map[string]any{
 						"tool_name": part.Tool, "call_id": part.CallID, "is_error": st.Status == "error", "output": cut(out, 2000)}})
 				}
 			}

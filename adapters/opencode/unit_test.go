@@ -34,7 +34,7 @@ func TestParseSettings(t *testing.T) {
 			func(s Settings) bool { return s.Web == nil && s.Terminal == nil }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := ParseSettings(&contract.AgentHarnessConfig{Settings: tc.settings})
+			s, err := parseSettings(&contract.AgentHarnessConfig{Settings: tc.settings})
 			if err != nil || !tc.check(s) {
 				t.Errorf("%+v %v", s, err)
 			}
@@ -52,7 +52,7 @@ func TestParseSettings(t *testing.T) {
 		"terminal port":   {"interfaces": map[string]any{"terminal": map[string]any{"port": 2000.0}}},
 		"bad origin":      {"interfaces": map[string]any{"web": map[string]any{"port": 21000.0, "public_origins": []any{"https://x.example/p"}}}},
 	} {
-		if _, err := ParseSettings(&contract.AgentHarnessConfig{Settings: bad}); err == nil {
+		if _, err := parseSettings(&contract.AgentHarnessConfig{Settings: bad}); err == nil {
 			t.Errorf("%s: accepted %v", name, bad)
 		}
 	}
@@ -62,15 +62,15 @@ func TestSelectModel(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		models map[string]contract.AgentModel
-		want   Model
+		want   model
 	}{
 		{"base url", map[string]contract.AgentModel{"default": {Provider: "stub", Model: "m", APIKeyEnv: ptr("K"), BaseURL: ptr("http://127.0.0.1:9/v1")}},
-			Model{Role: "default", Provider: "stub", Model: "m", BaseURL: "http://127.0.0.1:9/v1", APIKeyEnv: "K", ContextWindow: 128000, MaxTokens: 8192}},
+			model{Role: "default", Provider: "stub", Name: "m", BaseURL: "http://127.0.0.1:9/v1", APIKeyEnv: "K", ContextWindow: 128000, MaxTokens: 8192}},
 		{"openai default", map[string]contract.AgentModel{"only": {Provider: "openai", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"context_window": 4096.0, "max_tokens": 100.0}}},
-			Model{Role: "only", Provider: "openai", Model: "g", BaseURL: OpenAIBaseURL, APIKeyEnv: "K", ContextWindow: 4096, MaxTokens: 100}},
+			model{Role: "only", Provider: "openai", Name: "g", BaseURL: openAIBaseURL, APIKeyEnv: "K", ContextWindow: 4096, MaxTokens: 100}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := SelectModel(tc.models)
+			m, err := selectModel(tc.models)
 			if err != nil || m != tc.want {
 				t.Errorf("got %+v %v, want %+v", m, err, tc.want)
 			}
@@ -85,22 +85,22 @@ func TestSelectModel(t *testing.T) {
 		"bad setting":   {"default": {Provider: "openai", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"api": "x"}}},
 		"bad max_token": {"default": {Provider: "openai", Model: "g", APIKeyEnv: ptr("K"), Settings: map[string]any{"max_tokens": 1.5}}},
 	} {
-		if m, err := SelectModel(bad); err == nil {
+		if m, err := selectModel(bad); err == nil {
 			t.Errorf("%s: accepted %+v", name, m)
 		}
 	}
 }
 
 func TestBuildConfig(t *testing.T) {
-	model := Model{Role: "default", Model: "m1", BaseURL: "http://127.0.0.1:9/v1/", APIKeyEnv: "MY_KEY", ContextWindow: 1000, MaxTokens: 10}
+	m1 := model{Role: "default", Name: "m1", BaseURL: "http://127.0.0.1:9/v1/", APIKeyEnv: "MY_KEY", ContextWindow: 1000, MaxTokens: 10}
 	for _, tc := range []struct {
 		name      string
-		cfg       ServerConfig
+		cfg       serverConfig
 		wantInstr string
 		check     map[string]any // path (dot-separated) -> JSON value
 		absent    []string
 	}{
-		{"plain", ServerConfig{Model: model, Agent: "build"}, "", map[string]any{
+		{"plain", serverConfig{Model: m1, Agent: "build"}, "", map[string]any{
 			"model": "fabric/m1", "small_model": "fabric/m1", "autoupdate": false, "share": "disabled",
 			"enabled_providers":                       []any{"fabric"},
 			"provider.fabric.npm":                     "@ai-sdk/openai-compatible",
@@ -113,11 +113,11 @@ func TestBuildConfig(t *testing.T) {
 			"permission.bash":                         "allow",
 			"permission.webfetch":                     "deny",
 		}, []string{"mcp", "instructions", "agent.build.prompt", "agent.build.temperature"}},
-		{"replace", ServerConfig{Model: Model{Model: "m1", BaseURL: "http://x/v1", Temperature: ptr(0.2)}, Agent: "plan", Instructions: &contract.AgentInstruction{Content: "Be terse."}}, "",
+		{"replace", serverConfig{Model: model{Name: "m1", BaseURL: "http://x/v1", Temperature: ptr(0.2)}, Agent: "plan", Instructions: &contract.AgentInstruction{Content: "Be terse."}}, "",
 			map[string]any{"agent.plan.prompt": "Be terse.", "agent.plan.temperature": 0.2, "provider.fabric.models.m1.temperature": true}, []string{"instructions"}},
-		{"append", ServerConfig{Model: model, Agent: "build", Instructions: &contract.AgentInstruction{Content: "Also this.", Mode: contract.InstructionAppend}, InstructionsFile: "/r/instructions.md"}, "Also this.",
+		{"append", serverConfig{Model: m1, Agent: "build", Instructions: &contract.AgentInstruction{Content: "Also this.", Mode: contract.InstructionAppend}, InstructionsFile: "/r/instructions.md"}, "Also this.",
 			map[string]any{"instructions": []any{"/r/instructions.md"}}, []string{"agent.build.prompt"}},
-		{"mcp", ServerConfig{Model: model, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{
+		{"mcp", serverConfig{Model: m1, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{
 			"local": {Transport: contract.MCPTransportStdio, URL: "/bin/srv", Args: []string{"-v"}, Env: map[string]string{"A": "1"}},
 			"web":   {Transport: contract.MCPTransportStreamableHTTP, URL: "http://127.0.0.1:7/mcp", CustomHeaders: map[string]string{"X": "y"}},
 		}}}, "", map[string]any{
@@ -126,7 +126,7 @@ func TestBuildConfig(t *testing.T) {
 		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			doc, instr, err := tc.cfg.Build()
+			doc, instr, err := tc.cfg.build()
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,16 +152,16 @@ func TestBuildConfig(t *testing.T) {
 			}
 		})
 	}
-	for name, bad := range map[string]ServerConfig{
-		"append without file": {Model: model, Agent: "build", Instructions: &contract.AgentInstruction{Content: "x", Mode: contract.InstructionAppend}},
-		"bad mode":            {Model: model, Agent: "build", Instructions: &contract.AgentInstruction{Content: "x", Mode: "prepend"}},
-		"mcp name":            {Model: model, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"a b": {Transport: "stdio", URL: "x"}}}},
-		"mcp transport":       {Model: model, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"a": {Transport: "sse", URL: "x"}}}},
-		"mcp filters":         {Model: model, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"a": {Transport: "stdio", URL: "x", AllowedTools: []string{}}}}},
-		"mcp headers stdio":   {Model: model, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"a": {Transport: "stdio", URL: "x", CustomHeaders: map[string]string{"a": "b"}}}}},
-		"mcp env http":        {Model: model, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"a": {Transport: "streamable-http", URL: "x", Env: map[string]string{"a": "b"}}}}},
+	for name, bad := range map[string]serverConfig{
+		"append without file": {Model: m1, Agent: "build", Instructions: &contract.AgentInstruction{Content: "x", Mode: contract.InstructionAppend}},
+		"bad mode":            {Model: m1, Agent: "build", Instructions: &contract.AgentInstruction{Content: "x", Mode: "prepend"}},
+		"mcp name":            {Model: m1, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"a b": {Transport: "stdio", URL: "x"}}}},
+		"mcp transport":       {Model: m1, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"a": {Transport: "sse", URL: "x"}}}},
+		"mcp filters":         {Model: m1, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"a": {Transport: "stdio", URL: "x", AllowedTools: []string{}}}}},
+		"mcp headers stdio":   {Model: m1, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"a": {Transport: "stdio", URL: "x", CustomHeaders: map[string]string{"a": "b"}}}}},
+		"mcp env http":        {Model: m1, Agent: "build", MCP: &contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{"a": {Transport: "streamable-http", URL: "x", Env: map[string]string{"a": "b"}}}}},
 	} {
-		if _, _, err := bad.Build(); err == nil {
+		if _, _, err := bad.build(); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
@@ -182,12 +182,12 @@ func lookup(v map[string]any, path string) (any, bool) {
 }
 
 func TestEnv(t *testing.T) {
-	s := &session{model: Model{APIKeyEnv: "MY_KEY"}}
+	s := &session{model: model{APIKeyEnv: "MY_KEY"}}
 	s.dirs.Home, s.dirs.Tmp, s.marker = "/r/home", "/r/tmp", "OPENCODE_CONFIG=/r/opencode.json"
 	env := s.env([]string{"PATH=/bin", "HOME=/root", "MY_KEY=secret", "OPENCODE_CONFIG_CONTENT={}", "OPENCODE_SERVER_PASSWORD=x", "FABRIC_HOST_CHANNEL_FD=3", "KEEP=1"}, "secret")
 	joined := "\n" + strings.Join(env, "\n") + "\n"
 	for _, want := range []string{"PATH=/bin", "KEEP=1", "HOME=/r/home", "TMPDIR=/r/tmp", "OPENCODE_CONFIG=/r/opencode.json",
-		"XDG_DATA_HOME=/r/home/.local/share", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", KeyEnv + "=secret"} {
+		"XDG_DATA_HOME=/r/home/.local/share", "OPENCODE_DISABLE_MODELS_FETCH=1", "OPENCODE_DISABLE_CLAUDE_CODE=1", keyEnv + "=secret"} {
 		if !strings.Contains(joined, "\n"+want+"\n") {
 			t.Errorf("env lacks %s", want)
 		}
@@ -201,7 +201,7 @@ func TestEnv(t *testing.T) {
 
 func TestSSEReader(t *testing.T) {
 	in := ": comment\r\ndata: {\"type\":\"a\"}\r\n\r\nevent: x\ndata: {\"type\":\ndata: \"b\"}\n\n\n\ndata:{\"type\":\"c\"}"
-	r := NewSSEReader(strings.NewReader(in))
+	r := newSSEReader(strings.NewReader(in))
 	var got []string
 	for {
 		data, err := r.Next()
@@ -211,7 +211,7 @@ func TestSSEReader(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ev, err := ParseEvent(data)
+		ev, err := parseEvent(data)
 		if err != nil {
 			t.Fatalf("%q: %v", data, err)
 		}
@@ -221,7 +221,7 @@ func TestSSEReader(t *testing.T) {
 		t.Errorf("events %v", got)
 	}
 	big := "data: " + strings.Repeat("x", maxEventBytes+10) + "\n\n"
-	if _, err := NewSSEReader(strings.NewReader(big)).Next(); err != ErrEventTooLarge {
+	if _, err := newSSEReader(strings.NewReader(big)).Next(); err != errEventTooLarge {
 		t.Errorf("oversized event: %v", err)
 	}
 }
@@ -253,7 +253,7 @@ func TestTurn(t *testing.T) {
 	var emitted []adapterkit.Event
 	done := -1
 	for i, raw := range evs {
-		ev, err := ParseEvent([]byte(raw))
+		ev, err := parseEvent([]byte(raw))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,7 +283,7 @@ func TestTurn(t *testing.T) {
 		`{"type":"session.status","properties":{"sessionID":"ses_1","status":{"type":"busy"}}}`,
 		`{"type":"message.updated","properties":{"sessionID":"ses_1","info":{"id":"m","role":"assistant","error":{"name":"APIError","data":{"message":"bad request","statusCode":400}}}}}`,
 	} {
-		ev, _ := ParseEvent([]byte(raw))
+		ev, _ := parseEvent([]byte(raw))
 		tr.apply(ev, nil)
 	}
 	res = tr.result(contract.StatusSucceeded, map[string]any{})
@@ -297,7 +297,7 @@ func TestTurn(t *testing.T) {
 		`{"type":"session.error","properties":{"sessionID":"ses_1","error":{"name":"UnknownError","data":{"message":"agent not found"}}}}`,
 		`{"type":"session.idle","properties":{"sessionID":"ses_1"}}`,
 	} {
-		ev, _ := ParseEvent([]byte(raw))
+		ev, _ := parseEvent([]byte(raw))
 		ended = tr.apply(ev, nil)
 	}
 	if res := tr.result(contract.StatusSucceeded, map[string]any{}); !ended || res.Status != contract.StatusFailed || res.Error.Code != CodeTurnFailed || !strings.Contains(res.Error.Message, "agent not found") {
@@ -315,15 +315,15 @@ func TestTurn(t *testing.T) {
 }
 
 func TestResolveBinary(t *testing.T) {
-	if _, err := ResolveBinary(func(k string) string {
-		if k == EnvBinary {
+	if _, err := resolveBinary(func(k string) string {
+		if k == envBinary {
 			return "/nonexistent/opencode"
 		}
 		return ""
 	}, ""); err == nil {
 		t.Error("a missing FABRIC_OPENCODE_BIN was accepted")
 	}
-	if _, err := ResolveBinary(func(string) string { return "" }, t.TempDir()); err == nil {
+	if _, err := resolveBinary(func(string) string { return "" }, t.TempDir()); err == nil {
 		t.Error("found opencode in an empty directory")
 	}
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/fabric-runtime/fabric/adapters/opencode"
 	"github.com/fabric-runtime/fabric/internal/testsupport/browsertest"
 )
 
@@ -47,7 +46,7 @@ func openWebUI(t *testing.T, chromium string, port int, password, dir, sessionID
 	}
 	// The credential in the URL: Chromium answers the Basic challenge
 	// with it and keeps it for the page's own requests.
-	url := fmt.Sprintf("http://%s:%s@127.0.0.1:%d%s", opencode.Username, password, port, webSessionPath(dir, sessionID))
+	url := fmt.Sprintf("http://%s:%s@127.0.0.1:%d%s", webUser, password, port, webSessionPath(dir, sessionID))
 	if err := b.Do(30*time.Second, chromedp.Navigate(url)); err != nil {
 		fail("open the web UI: %v", err)
 	}

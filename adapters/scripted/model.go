@@ -44,21 +44,21 @@ const (
 	CodeModelBadRequest = "scripted_model_bad_request"
 	// CodeModelProtocol is an answer that is not Chat Completions.
 	CodeModelProtocol = "scripted_model_protocol_error"
-	// CodeMaxSteps is a turn that still called tools after MaxSteps
+	// CodeMaxSteps is a turn that still called tools after maxSteps
 	// model requests.
 	CodeMaxSteps = "scripted_max_steps_exceeded"
 )
 
 // Defaults and bounds of mode model.
 const (
-	MaxSteps             = 8               // model requests per turn
-	DefaultToolTimeoutMS = 30_000          // per shell command
-	MaxToolOutputBytes   = 64 << 10        // of a command's output sent back
+	maxSteps             = 8               // model requests per turn
+	defaultToolTimeoutMS = 30_000          // per shell command
+	maxToolOutputBytes   = 64 << 10        // of a command's output sent back
 	maxErrorBodyBytes    = 64 << 10        // of an error answer read
 	maxSSELineBytes      = 8 << 20         // of one streamed line
-	ShellTool            = "shell"         // the one tool offered
-	EventToolCall        = "tool_call"     // a command the model called
-	EventToolResult      = "tool_result"   // its exit status
+	shellTool            = "shell"         // the one tool offered
+	eventToolCall        = "tool_call"     // a command the model called
+	eventToolResult      = "tool_result"   // its exit status
 	toolWaitDelay        = 2 * time.Second // for a killed command's pipes
 )
 
@@ -89,8 +89,8 @@ func newModelClient(in adapterkit.StartInput, set Settings) (*modelClient, error
 		url:         strings.TrimRight(*m.BaseURL, "/") + "/chat/completions",
 		model:       m.Model,
 		workspace:   ws,
-		steps:       MaxSteps,
-		toolTimeout: DefaultToolTimeoutMS * time.Millisecond,
+		steps:       maxSteps,
+		toolTimeout: defaultToolTimeoutMS * time.Millisecond,
 		offerShell:  true,
 	}
 	if m.APIKeyEnv != nil && *m.APIKeyEnv != "" {
@@ -100,7 +100,7 @@ func newModelClient(in adapterkit.StartInput, set Settings) (*modelClient, error
 		c.system = in.Config.Instructions.System.Content
 	}
 	if set.MaxSteps > 0 {
-		c.steps = min(set.MaxSteps, MaxSteps)
+		c.steps = min(set.MaxSteps, maxSteps)
 	}
 	if r := in.Config.Runtime; r != nil && r.MaxTurns != nil && int(*r.MaxTurns) < c.steps {
 		c.steps = int(*r.MaxTurns)
@@ -109,7 +109,7 @@ func newModelClient(in adapterkit.StartInput, set Settings) (*modelClient, error
 		c.toolTimeout = time.Duration(set.ToolTimeoutMS) * time.Millisecond
 	}
 	if t := in.Config.Tools; t != nil {
-		c.offerShell = (t.Enabled == nil || slices.Contains(t.Enabled, ShellTool)) && !slices.Contains(t.Blocked, ShellTool)
+		c.offerShell = (t.Enabled == nil || slices.Contains(t.Enabled, shellTool)) && !slices.Contains(t.Blocked, shellTool)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.ResponseHeaderTimeout = 0 // a stalled answer ends with the turn's context
@@ -161,7 +161,7 @@ var shellToolSpec = sync.OnceValue(func() []any {
 	return []any{map[string]any{
 		"type": "function",
 		"function": map[string]any{
-			"name":        ShellTool,
+			"name":        shellTool,
 			"description": "Run a shell command (sh -c) in the workspace and return its output.",
 			"parameters": map[string]any{
 				"type":                 "object",
@@ -199,7 +199,7 @@ func (c *modelClient) invokeModel(ctx context.Context, inv adapterkit.Invocation
 	events := 0
 	for step := 0; step < c.steps; step++ {
 		reply, rerr := c.complete(ctx, msgs, &usage, func(delta string) {
-			inv.Events.Emit(adapterkit.Event{Kind: EventKind, Message: delta, Metadata: map[string]any{"index": events}})
+			inv.Events.Emit(adapterkit.Event{Kind: eventKind, Message: delta, Metadata: map[string]any{"index": events}})
 			events++
 		})
 		if ctx.Err() != nil {
@@ -235,7 +235,7 @@ func (c *modelClient) invokeModel(ctx context.Context, inv adapterkit.Invocation
 
 // runTool runs one shell call and returns what goes back to the model.
 func (c *modelClient) runTool(ctx context.Context, inv adapterkit.Invocation, call toolCall) string {
-	if call.Function.Name != ShellTool || !c.offerShell {
+	if call.Function.Name != shellTool || !c.offerShell {
 		return fmt.Sprintf("error: no tool named %q", call.Function.Name)
 	}
 	var args struct {
@@ -244,7 +244,7 @@ func (c *modelClient) runTool(ctx context.Context, inv adapterkit.Invocation, ca
 	if err := json.Unmarshal([]byte(call.Function.Arguments), &args); err != nil || strings.TrimSpace(args.Command) == "" {
 		return "error: the arguments must be a JSON object with a non-empty command"
 	}
-	inv.Events.Emit(adapterkit.Event{Kind: EventToolCall, Message: args.Command, Metadata: map[string]any{"tool": ShellTool, "call_id": call.ID}})
+	inv.Events.Emit(adapterkit.Event{Kind: eventToolCall, Message: args.Command, Metadata: map[string]any{"tool": shellTool, "call_id": call.ID}})
 	tctx, cancel := context.WithTimeout(ctx, c.toolTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(tctx, "sh", "-c", args.Command)
@@ -269,7 +269,7 @@ func (c *modelClient) runTool(ctx context.Context, inv adapterkit.Invocation, ca
 	case err != nil:
 		code = -1
 	}
-	status := map[string]any{"tool": ShellTool, "call_id": call.ID, "exit_code": code}
+	status := map[string]any{"tool": shellTool, "call_id": call.ID, "exit_code": code}
 	text := out.String()
 	if tctx.Err() == context.DeadlineExceeded && ctx.Err() == nil {
 		text += fmt.Sprintf("\n[the command was killed after %s]", c.toolTimeout)
@@ -280,18 +280,18 @@ func (c *modelClient) runTool(ctx context.Context, inv adapterkit.Invocation, ca
 	if code != 0 {
 		text += fmt.Sprintf("\n[exit status %d]", code)
 	}
-	inv.Events.Emit(adapterkit.Event{Kind: EventToolResult, Message: fmt.Sprintf("exit %d", code), Metadata: status})
+	inv.Events.Emit(adapterkit.Event{Kind: eventToolResult, Message: fmt.Sprintf("exit %d", code), Metadata: status})
 	return text
 }
 
-// cappedBuffer keeps the first MaxToolOutputBytes written to it.
+// cappedBuffer keeps the first maxToolOutputBytes written to it.
 type cappedBuffer struct {
 	b         bytes.Buffer
 	truncated bool
 }
 
 func (c *cappedBuffer) Write(p []byte) (int, error) {
-	if room := MaxToolOutputBytes - c.b.Len(); room < len(p) {
+	if room := maxToolOutputBytes - c.b.Len(); room < len(p) {
 		c.b.Write(p[:max(room, 0)])
 		c.truncated = true
 		return len(p), nil

@@ -34,19 +34,19 @@ const (
 	CodeInvalidSettings = "scripted_invalid_settings"
 )
 
-// EventKind is the kind of the events streamed before an answer.
-const EventKind = "output_delta"
+// eventKind is the kind of the events streamed before an answer.
+const eventKind = "output_delta"
 
-// MalformedLine is what malformed_output writes to the protocol channel.
-const MalformedLine = "this is not json\n"
+// malformedLine is what malformed_output writes to the protocol channel.
+const malformedLine = "this is not json\n"
 
-// DefaultResponse is the response template when none is configured.
-const DefaultResponse = "scripted: {input}"
+// defaultResponse is the response template when none is configured.
+const defaultResponse = "scripted: {input}"
 
 // Defaults of slow_stream.
 const (
-	SlowStreamEvents     = 10
-	SlowStreamIntervalMS = 100
+	slowStreamEvents     = 10
+	slowStreamIntervalMS = 100
 )
 
 // crashFlushDelay lets crash_mid_invoke's event reach the core before the
@@ -59,7 +59,7 @@ type Settings struct {
 	// Response is the answer template: {input} is replaced by the request
 	// input (JSON for a non-string input), {traceparent} by the turn's W3C
 	// trace context (runtime_context.telemetry.env) and {turn} by the turn number,
-	// from 1. Default DefaultResponse.
+	// from 1. Default "scripted: {input}".
 	Response *string `json:"response,omitempty"`
 	// Responses are templates per turn; the last repeats. They win over
 	// Response when not empty.
@@ -90,8 +90,8 @@ type Settings struct {
 	RelayStray   int `json:"relay_stray,omitempty"`
 	// Mode model (model.go): ModelRole picks the model role (default: the
 	// role "default", else the only one), MaxSteps caps the model requests
-	// of a turn (default and at most MaxSteps), ToolTimeoutMS bounds one
-	// shell command (default DefaultToolTimeoutMS).
+	// of a turn (default and at most 8), ToolTimeoutMS bounds one shell
+	// command (default 30,000).
 	ModelRole     string `json:"model_role,omitempty"`
 	MaxSteps      int    `json:"max_steps,omitempty"`
 	ToolTimeoutMS int    `json:"tool_timeout_ms,omitempty"`
@@ -220,7 +220,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 			}, nil
 		case ModeMalformedOutput:
 			if w := hostfault.Writer(ctx); w != nil {
-				_, _ = w.Write([]byte(MalformedLine))
+				_, _ = w.Write([]byte(malformedLine))
 			}
 			<-ctx.Done()
 			return cancelled(), nil
@@ -228,7 +228,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 			<-ctx.Done()
 			return cancelled(), nil
 		case ModeCrashMidInvoke:
-			inv.Events.Emit(adapterkit.Event{Kind: EventKind, Message: "crashing", Metadata: map[string]any{"index": 0}})
+			inv.Events.Emit(adapterkit.Event{Kind: eventKind, Message: "crashing", Metadata: map[string]any{"index": 0}})
 			time.Sleep(crashFlushDelay)
 			if p, err := os.FindProcess(os.Getpid()); err == nil {
 				_ = p.Kill() // SIGKILL: no cleanup, as in a real crash
@@ -246,10 +246,10 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 	}
 	if s.set.Mode == ModeSlowStream {
 		if s.set.Events == nil {
-			n = SlowStreamEvents
+			n = slowStreamEvents
 		}
 		if s.set.EventIntervalMS == nil {
-			interval = SlowStreamIntervalMS
+			interval = slowStreamIntervalMS
 		}
 	}
 	chunks := newChunker(answer, n)
@@ -260,7 +260,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		if ctx.Err() != nil {
 			return cancelled(), nil
 		}
-		inv.Events.Emit(adapterkit.Event{Kind: EventKind, Message: chunks.next(), Metadata: map[string]any{"index": i}})
+		inv.Events.Emit(adapterkit.Event{Kind: eventKind, Message: chunks.next(), Metadata: map[string]any{"index": i}})
 	}
 	if s.set.DelayMS > 0 && !sleep(ctx, time.Duration(s.set.DelayMS)*time.Millisecond) {
 		return cancelled(), nil
@@ -270,7 +270,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 
 // answer renders the template of turn.
 func (s *session) answer(turn int, input, traceparent string) string {
-	tmpl := DefaultResponse
+	tmpl := defaultResponse
 	switch {
 	case len(s.set.Responses) > 0:
 		tmpl = s.set.Responses[min(turn, len(s.set.Responses))-1]

@@ -38,12 +38,12 @@ import (
 //
 // /v1/ requires "Authorization: Bearer <token>"; anything else gets 401.
 
-// ServiceType is the type of the scripted service.
-const ServiceType = "shared_state"
+// serviceType is the type of the scripted service.
+const serviceType = "shared_state"
 
-// ServiceTokenEnv is the variable that carries a prepared service's token
+// serviceTokenEnv is the variable that carries a prepared service's token
 // to bound runtime hosts (unless settings.service_token_env names another).
-const ServiceTokenEnv = "FABRIC_SCRIPTED_SERVICE_TOKEN"
+const serviceTokenEnv = "FABRIC_SCRIPTED_SERVICE_TOKEN"
 
 // Service error codes.
 const (
@@ -54,8 +54,8 @@ const (
 
 // Connection keys of the scripted service.
 const (
-	ConnURL      = "url"
-	ConnTokenEnv = "token_env"
+	connURL      = "url"
+	connTokenEnv = "token_env"
 )
 
 // maxNotes bounds the shared notes list; maxBody a request body.
@@ -148,10 +148,10 @@ func (adapter) StartService(ctx context.Context, in adapterkit.ServiceStart) (ad
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
-	if in.ServiceType != "" && in.ServiceType != ServiceType {
-		return nil, adapterkit.Errorf(CodeServiceReference, "unknown service type %q (the scripted adapter provides %s)", in.ServiceType, ServiceType)
+	if in.ServiceType != "" && in.ServiceType != serviceType {
+		return nil, adapterkit.Errorf(CodeServiceReference, "unknown service type %q (the scripted adapter provides %s)", in.ServiceType, serviceType)
 	}
-	tokenEnv, token := ServiceTokenEnv, ""
+	tokenEnv, token := serviceTokenEnv, ""
 	if set.ServiceTokenEnv != "" {
 		tokenEnv, token = set.ServiceTokenEnv, os.Getenv(set.ServiceTokenEnv)
 		if token == "" {
@@ -193,7 +193,7 @@ type serviceSession struct {
 }
 
 func (s *serviceSession) Connection() map[string]any {
-	return map[string]any{ConnURL: s.url, ConnTokenEnv: s.tokenEnv}
+	return map[string]any{connURL: s.url, connTokenEnv: s.tokenEnv}
 }
 
 func (s *serviceSession) CredentialEnv() map[string]string {
@@ -201,7 +201,7 @@ func (s *serviceSession) CredentialEnv() map[string]string {
 }
 
 func (s *serviceSession) ServiceMetadata() map[string]any {
-	return map[string]any{"service_type": ServiceType}
+	return map[string]any{"service_type": serviceType}
 }
 
 func (s *serviceSession) Health(ctx context.Context, level string) (adapterkit.Health, error) {
@@ -235,8 +235,8 @@ func (s *serviceSession) Stop(ctx context.Context) error {
 // has set from the caller's environment); the service must answer an
 // authenticated request.
 func (adapter) AttachService(ctx context.Context, in adapterkit.ServiceAttach) (adapterkit.ServiceSession, error) {
-	if in.Reference.ServiceType != ServiceType {
-		return nil, adapterkit.Errorf(CodeServiceReference, "unknown service type %q (the scripted adapter provides %s)", in.Reference.ServiceType, ServiceType)
+	if in.Reference.ServiceType != serviceType {
+		return nil, adapterkit.Errorf(CodeServiceReference, "unknown service type %q (the scripted adapter provides %s)", in.Reference.ServiceType, serviceType)
 	}
 	c, err := clientFor(in.Reference.Connection)
 	if err != nil {
@@ -246,7 +246,7 @@ func (adapter) AttachService(ctx context.Context, in adapterkit.ServiceAttach) (
 		c.close()
 		return nil, err
 	}
-	return &attachSession{c: c, conn: map[string]any{ConnURL: c.base, ConnTokenEnv: c.tokenEnv}}, nil
+	return &attachSession{c: c, conn: map[string]any{connURL: c.base, connTokenEnv: c.tokenEnv}}, nil
 }
 
 // attachSession is an attachment: it probes, and Stop only detaches.
@@ -286,8 +286,8 @@ func newServiceClient(base, token string) *serviceClient {
 // clientFor builds a client from a connection: url, and token_env whose
 // variable holds the token.
 func clientFor(conn map[string]any) (*serviceClient, error) {
-	base, _ := conn[ConnURL].(string)
-	tokenEnv, _ := conn[ConnTokenEnv].(string)
+	base, _ := conn[connURL].(string)
+	tokenEnv, _ := conn[connTokenEnv].(string)
 	u, err := url.Parse(base)
 	if base == "" || err != nil || u.Scheme != "http" || u.Host == "" {
 		return nil, adapterkit.Errorf(CodeServiceReference, "the service connection needs an http url")

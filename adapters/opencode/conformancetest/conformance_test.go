@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/adapters/opencode"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
@@ -22,12 +22,6 @@ import (
 func TestConformance(t *testing.T) {
 	livetest.Short(t, "the real opencode server from harnesses/opencode")
 	dirs := append(filepath.SplitList(os.Getenv("FABRIC_HARNESS_PATH")), "opencode/node_modules/.bin")
-	harnesstest.Suite{Path: harnesstest.HarnessDirs(t, "opencode", resolve, dirs...), MaySkip: []string{"malformed-output"}, ItemTimeout: 3 * time.Minute}.
+	harnesstest.Suite{Path: harnesstest.HarnessDirs(t, "opencode", adaptertest.Installed("opencode"), dirs...), MaySkip: []string{"malformed-output"}, ItemTimeout: 3 * time.Minute}.
 		Run(t, filepath.Join("..", "packages", "nvidia.fabric.opencode", "conformance.profile.yaml"))
-}
-
-// resolve finds opencode in path.
-func resolve(path string) error {
-	_, err := opencode.ResolveBinary(func(string) string { return "" }, path)
-	return err
 }
