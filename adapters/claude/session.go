@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -367,13 +366,7 @@ func (s *session) gone() error {
 	case <-s.readerDone:
 		s.broken.Store(true)
 		msg := "claude exited"
-		t := time.NewTimer(500 * time.Millisecond) // its output ends just before it is reaped
-		select {
-		case <-s.proc.Done():
-		case <-t.C:
-		}
-		t.Stop()
-		if info, ok := s.proc.ExitState(); ok {
+		if info, ok := adapterkit.ExitNote(s.proc, 500*time.Millisecond); ok { // its output ends just before it is reaped
 			msg += " (" + info.String() + ")"
 		}
 		return &adapterkit.Error{Code: CodeExited, Message: msg}
@@ -460,16 +453,12 @@ func (s *session) result(t *turn, e turnEnd) contract.AgentRunResult {
 // Health: live while claude runs, active once it answered initialize,
 // ready while active and no turn found it broken.
 func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
-	h := adapterkit.Health{Source: "claude", Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli()}
 	s.mu.Lock()
 	busy, sid := s.turn != nil, s.sessionID
 	s.mu.Unlock()
-	if busy {
-		h.Activity = contract.ActivityBusy
-	}
-	h.Metadata = map[string]any{"pid": s.proc.Pid()}
+	md := map[string]any{"pid": s.proc.Pid()}
 	if sid != "" {
-		h.Metadata["session_id"] = sid
+		md["session_id"] = sid
 	}
 	_, exited := s.proc.ExitState()
 	select {
@@ -477,64 +466,27 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 		exited = true
 	default:
 	}
-	if exited {
-		h.Activity = contract.ActivityStopped
-	}
-	fail := func(reason, msg string) (adapterkit.Health, error) {
-		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, reason, msg
-		return h, nil
-	}
-	switch level {
-	case contract.LevelLive:
-	case contract.LevelActive, contract.LevelReady:
-		if !exited && !s.initialized.Load() {
-			return fail(contract.ReasonSessionClosed, "claude has not answered initialize")
-		}
-	default:
-		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
-		return h, nil
-	}
-	if exited {
-		return fail(contract.ReasonAgentExited, "claude exited")
-	}
-	if level == contract.LevelReady && s.broken.Load() {
-		return fail(contract.ReasonHealthFailed, "claude stopped taking input")
-	}
-	h.Outcome = contract.OutcomePassed
-	return h, nil
+	return adapterkit.HarnessHealth{Source: "claude", Busy: busy, Exited: exited, Metadata: md, Rungs: []adapterkit.HealthRung{
+		{Level: contract.LevelLive, Failed: exited, Reason: contract.ReasonAgentExited, Message: "claude exited"},
+		{Level: contract.LevelActive, Failed: !s.initialized.Load(), Reason: contract.ReasonSessionClosed, Message: "claude has not answered initialize"},
+		{Level: contract.LevelReady, Failed: s.broken.Load(), Reason: contract.ReasonHealthFailed, Message: "claude stopped taking input"},
+	}}.Check(level), nil
 }
 
 // Stop closes claude's stdin, gives it a moment to exit, stops its whole
 // process group and removes the private directories.
 func (s *session) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
-		s.wmu.Lock()
-		_ = s.stdin.Close()
-		s.wmu.Unlock()
-		t := time.NewTimer(exitWait)
-		select {
-		case <-s.proc.Done():
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		err := s.proc.Stop(ctx)
-		r := time.NewTimer(readerWait)
-		select {
-		case <-s.readerDone:
-		case <-r.C:
-			_ = s.stdout.Close() // unblock the reader
-			<-s.readerDone
-		}
-		r.Stop()
-		_ = s.stdout.Close()
-		if rerr := os.RemoveAll(s.dirs.Tmp); rerr != nil && err == nil {
-			err = rerr
-		}
-		if rerr := os.RemoveAll(s.dirs.Root); rerr != nil && err == nil {
-			err = fmt.Errorf("remove %s: %w", filepath.Base(s.dirs.Root), rerr)
-		}
-		s.stopErr = err
+		s.stopErr = adapterkit.HarnessStop{
+			CloseInput: func() {
+				s.wmu.Lock()
+				_ = s.stdin.Close()
+				s.wmu.Unlock()
+			},
+			Proc: s.proc, ExitWait: exitWait,
+			Output: s.stdout, OutputDone: s.readerDone, OutputWait: readerWait,
+			Remove: s.dirs.Root,
+		}.Run(ctx)
 	})
 	return s.stopErr
 }

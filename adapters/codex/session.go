@@ -206,14 +206,7 @@ func (s *session) handshake(ctx context.Context, threadParams map[string]any) er
 
 // explain adds how codex exited to an error caused by its exit.
 func (s *session) explain(err error) error {
-	if s.proc == nil {
-		return err
-	}
-	select {
-	case <-s.proc.Done():
-	case <-time.After(200 * time.Millisecond):
-	}
-	if st, ok := s.proc.ExitState(); ok {
+	if st, ok := adapterkit.ExitNote(s.proc, 200*time.Millisecond); ok {
 		return fmt.Errorf("%w (codex app-server exited: %s; its stderr is in the host's diagnostics)", err, st)
 	}
 	return err
@@ -403,44 +396,19 @@ func (s *session) clearTurn(t *turn) {
 	s.mu.Unlock()
 }
 
+// Health: live while app-server runs and its output is open, active once
+// it completed initialize, ready once the thread started.
 func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
-	h := adapterkit.Health{Source: "codex app-server", Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli()}
-	if s.busy.Load() {
-		h.Activity = contract.ActivityBusy
-	}
 	alive := s.alive()
-	fail := func(msg string) {
-		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, contract.ReasonHealthFailed, msg
-	}
-	switch level {
-	case contract.LevelLive:
-		h.Outcome = contract.OutcomePassed
-		if !alive {
-			fail("codex app-server is not running")
-		}
-	case contract.LevelActive:
-		h.Outcome = contract.OutcomePassed
-		switch {
-		case !alive:
-			fail("codex app-server is not running")
-		case !s.initialized.Load():
-			fail("codex app-server has not completed initialize")
-		}
-	case contract.LevelReady:
-		h.Outcome = contract.OutcomePassed
-		switch {
-		case !alive:
-			fail("codex app-server is not running")
-		case s.threadID == "":
-			fail("no Codex thread has been started")
-		}
-	default:
-		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
-	}
+	var md map[string]any
 	if s.proc != nil {
-		h.Metadata = map[string]any{"codex_pid": s.proc.Pid(), "thread_id": s.threadID}
+		md = map[string]any{"codex_pid": s.proc.Pid(), "thread_id": s.threadID}
 	}
-	return h, nil
+	return adapterkit.HarnessHealth{Source: "codex app-server", Busy: s.busy.Load(), Exited: !alive, Metadata: md, Rungs: []adapterkit.HealthRung{
+		{Level: contract.LevelLive, Failed: !alive, Reason: contract.ReasonHealthFailed, Message: "codex app-server is not running"},
+		{Level: contract.LevelActive, Failed: !s.initialized.Load(), Reason: contract.ReasonHealthFailed, Message: "codex app-server has not completed initialize"},
+		{Level: contract.LevelReady, Failed: s.threadID == "", Reason: contract.ReasonHealthFailed, Message: "no Codex thread has been started"},
+	}}.Check(level), nil
 }
 
 // Stop closes codex's stdin (app-server exits on EOF), waits briefly, stops
@@ -453,45 +421,18 @@ func (s *session) Stop(ctx context.Context) error {
 	return s.stopErr
 }
 
+// teardown is Stop, and the undoing of a Start that failed part way.
 func (s *session) teardown(ctx context.Context) error {
-	var errs []error
+	st := adapterkit.HarnessStop{Proc: s.proc, ExitWait: exitWait, Sweep: "CODEX_HOME=" + s.codexHome, SweepWait: sweepWait,
+		Log: s.log, Remove: s.dirs.Root}
 	if s.conn != nil {
-		_ = s.conn.CloseWrite()
-	}
-	if s.proc != nil {
-		t := time.NewTimer(exitWait)
-		select {
-		case <-s.proc.Done():
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		if err := s.proc.Stop(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		if pids := proc.KillByEnv("CODEX_HOME="+s.codexHome, sweepWait); len(pids) > 0 {
-			s.log.Info("codex: killed processes that had left codex's process group", "pids", pids)
-		}
-	}
-	if s.conn != nil {
-		// The group is gone, so codex's stdout is at EOF, unless a process
+		// Once the group is gone codex's stdout is at EOF, unless a process
 		// that left the group still holds it: then closing our end ends
 		// the reader.
-		t := time.NewTimer(exitWait)
-		select {
-		case <-s.conn.Done():
-		case <-t.C:
-		}
-		t.Stop()
-		s.stdout.Close()
-		<-s.conn.Done()
+		st.CloseInput = func() { _ = s.conn.CloseWrite() }
+		st.Output, st.OutputDone, st.OutputWait = s.stdout, s.conn.Done(), exitWait
 	}
-	if s.dirs.Root != "" {
-		if err := os.RemoveAll(s.dirs.Root); err != nil {
-			errs = append(errs, fmt.Errorf("remove private directories: %w", err))
-		}
-	}
-	return errors.Join(errs...)
+	return st.Run(ctx)
 }
 
 // PrivateDirs returns the session's private HOME, CODEX_HOME and TMPDIR

@@ -391,13 +391,7 @@ func (s *session) gone() error {
 	case <-s.readerDone:
 		s.broken.Store(true)
 		msg := "pi exited"
-		t := time.NewTimer(500 * time.Millisecond)
-		select {
-		case <-s.proc.Done():
-		case <-t.C:
-		}
-		t.Stop()
-		if info, ok := s.proc.ExitState(); ok {
+		if info, ok := adapterkit.ExitNote(s.proc, 500*time.Millisecond); ok { // its output ends just before it is reaped
 			msg += " (" + info.String() + ")"
 		}
 		return &adapterkit.Error{Code: CodeExited, Message: msg}
@@ -493,45 +487,20 @@ func (s *session) result(t *turn, cancelled bool) contract.AgentRunResult {
 // Health: live while pi runs, active and ready once it answered get_state
 // and no turn found it broken.
 func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
-	h := adapterkit.Health{Source: "pi", Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli()}
 	s.mu.Lock()
 	busy := s.turn != nil
 	s.mu.Unlock()
-	if busy {
-		h.Activity = contract.ActivityBusy
-	}
-	h.Metadata = map[string]any{"pid": s.proc.Pid()}
 	_, exited := s.proc.ExitState()
 	select {
 	case <-s.readerDone:
 		exited = true
 	default:
 	}
-	if exited {
-		h.Activity = contract.ActivityStopped
-	}
-	fail := func(reason, msg string) (adapterkit.Health, error) {
-		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, reason, msg
-		return h, nil
-	}
-	switch level {
-	case contract.LevelLive:
-	case contract.LevelActive, contract.LevelReady:
-		if !exited && !s.ready.Load() {
-			return fail(contract.ReasonSessionClosed, "pi has not answered get_state")
-		}
-	default:
-		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
-		return h, nil
-	}
-	if exited {
-		return fail(contract.ReasonAgentExited, "pi exited")
-	}
-	if level == contract.LevelReady && s.broken.Load() {
-		return fail(contract.ReasonHealthFailed, "pi stopped taking input")
-	}
-	h.Outcome = contract.OutcomePassed
-	return h, nil
+	return adapterkit.HarnessHealth{Source: "pi", Busy: busy, Exited: exited, Metadata: map[string]any{"pid": s.proc.Pid()}, Rungs: []adapterkit.HealthRung{
+		{Level: contract.LevelLive, Failed: exited, Reason: contract.ReasonAgentExited, Message: "pi exited"},
+		{Level: contract.LevelActive, Failed: !s.ready.Load(), Reason: contract.ReasonSessionClosed, Message: "pi has not answered get_state"},
+		{Level: contract.LevelReady, Failed: s.broken.Load(), Reason: contract.ReasonHealthFailed, Message: "pi stopped taking input"},
+	}}.Check(level), nil
 }
 
 // Stop closes pi's stdin, gives it a moment to exit, stops its process
@@ -539,31 +508,17 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 // environment, and removes the private directories.
 func (s *session) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
-		s.wmu.Lock()
-		_ = s.stdin.Close()
-		s.wmu.Unlock()
-		t := time.NewTimer(exitWait)
-		select {
-		case <-s.proc.Done():
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		err := s.proc.Stop(ctx)
-		proc.KillByEnv("PI_CODING_AGENT_DIR="+s.dirs.Agent, time.Second)
-		r := time.NewTimer(readerWait)
-		select {
-		case <-s.readerDone:
-		case <-r.C:
-			_ = s.stdout.Close()
-			<-s.readerDone
-		}
-		r.Stop()
-		_ = s.stdout.Close()
-		if rerr := os.RemoveAll(s.dirs.Root); rerr != nil && err == nil {
-			err = rerr
-		}
-		s.stopErr = err
+		s.stopErr = adapterkit.HarnessStop{
+			CloseInput: func() {
+				s.wmu.Lock()
+				_ = s.stdin.Close()
+				s.wmu.Unlock()
+			},
+			Proc: s.proc, ExitWait: exitWait,
+			Sweep: "PI_CODING_AGENT_DIR=" + s.dirs.Agent, SweepWait: time.Second, Log: s.logger,
+			Output: s.stdout, OutputDone: s.readerDone, OutputWait: readerWait,
+			Remove: s.dirs.Root,
+		}.Run(ctx)
 	})
 	return s.stopErr
 }
