@@ -166,3 +166,30 @@ func ExitNote(p *proc.Process, d time.Duration) (proc.ExitInfo, bool) {
 	wait(context.Background(), p.Done(), d)
 	return p.ExitState()
 }
+
+// StartPiped starts spec's process (see proc.Start) with its stdin and
+// stdout on new pipes, which replace spec.Stdin and spec.Stdout; it
+// returns the write end of the process's stdin and the read end of its
+// stdout, for the caller to close.
+func StartPiped(ctx context.Context, spec proc.Spec) (p *proc.Process, stdin, stdout *os.File, err error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, nil, fmt.Errorf("pipe: %w", err)
+	}
+	spec.Stdin, spec.Stdout = inR, outW
+	p, err = proc.Start(ctx, spec)
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, nil, nil, fmt.Errorf("start %s: %w", spec.Path, err)
+	}
+	return p, inW, outR, nil
+}

@@ -37,25 +37,25 @@ const (
 	defaultAnthropicKeyEnv = "ANTHROPIC_API_KEY"
 )
 
-// Dirs are a runtime's private directories, all under Root, itself under
+// privateDirs are a runtime's private directories, all under Root, itself under
 // the runtime's home (FABRIC_HOME): <home>/claude, with HOME and TMPDIR
 // (removed at stop) inside.
-type Dirs struct {
+type privateDirs struct {
 	adapterkit.Dirs
 	Config string // CLAUDE_CONFIG_DIR (Home/.claude)
 }
 
-// NewDirs lays out the private directories under home.
-func NewDirs(home string) Dirs {
+// newPrivateDirs lays out the private directories under home.
+func newPrivateDirs(home string) privateDirs {
 	d := adapterkit.DirsUnder(home, "claude")
-	return Dirs{Dirs: d, Config: filepath.Join(d.Home, ".claude")}
+	return privateDirs{Dirs: d, Config: filepath.Join(d.Home, ".claude")}
 }
 
 // launchInput is everything the translation reads.
 type launchInput struct {
 	Config   contract.AgentConfig
 	Settings Settings
-	Dirs     Dirs
+	Dirs     privateDirs
 	// Environ is the host's environment (os.Environ()); the key is read
 	// from it and the child's environment starts from it.
 	Environ []string
@@ -75,7 +75,7 @@ type launch struct {
 	Files map[string][]byte
 	// Links are symlinks to create: link path -> target (skills).
 	Links map[string]string
-	// Dirs to create (0700) besides Dirs' own.
+	// privateDirs to create (0700) besides Dirs' own.
 	MkDirs []string
 	// Model is the model id passed with --model ("" for the default).
 	Model string
@@ -460,7 +460,7 @@ func isDir(p string) bool {
 }
 
 // prepare creates the private directories, files and links of l.
-func (l *launch) prepare(d Dirs) error {
+func (l *launch) prepare(d privateDirs) error {
 	for _, dir := range append([]string{d.Root, d.Home, d.Config, d.Tmp}, l.MkDirs...) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err

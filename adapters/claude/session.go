@@ -21,10 +21,10 @@ import (
 
 // Timing of the session.
 const (
-	// CancelWait bounds the wait for the result of an interrupted turn; it
+	// cancelWait bounds the wait for the result of an interrupted turn; it
 	// stays below the core's cancel grace so that the turn ends as
 	// cancelled rather than being cut off.
-	CancelWait = 1500 * time.Millisecond
+	cancelWait = 1500 * time.Millisecond
 	// exitWait is how long Stop waits for claude to exit on end of stdin
 	// before it stops the process group.
 	exitWait = time.Second
@@ -60,7 +60,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if t := in.RuntimeContext.Telemetry; t != nil {
 		tel = t.Env
 	}
-	dirs := NewDirs(in.Home)
+	dirs := newPrivateDirs(in.Home)
 	l, err := buildLaunch(launchInput{Config: in.Config, Settings: set, Dirs: dirs, Environ: environ, IsRoot: os.Geteuid() == 0, TelemetryEnv: tel})
 	if err != nil {
 		return nil, err
@@ -112,7 +112,7 @@ type session struct {
 	proc   *proc.Process
 	stdin  *os.File
 	stdout *os.File
-	dirs   Dirs
+	dirs   privateDirs
 	scrub  scrubber
 	logger *slog.Logger
 
@@ -162,28 +162,14 @@ func (t *turn) text() string {
 	return t.lastText
 }
 
-func start(ctx context.Context, bin string, l *launch, dirs Dirs, dir string, logger *slog.Logger) (*session, error) {
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
-	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
-	}
-	p, err := proc.Start(ctx, proc.Spec{
+func start(ctx context.Context, bin string, l *launch, dirs privateDirs, dir string, logger *slog.Logger) (*session, error) {
+	p, stdinW, stdoutR, err := adapterkit.StartPiped(ctx, proc.Spec{
 		Path: bin, Args: l.Args, Dir: dir, Env: l.Env,
-		Stdin: stdinR, Stdout: stdoutW, Stderr: os.Stderr,
-		Grace: termGrace,
+		Stderr: os.Stderr,
+		Grace:  termGrace,
 	})
-	stdinR.Close()
-	stdoutW.Close()
 	if err != nil {
-		stdinW.Close()
-		stdoutR.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "start %s: %w", bin, err)
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	s := &session{
 		proc: p, stdin: stdinW, stdout: stdoutR, dirs: dirs, scrub: scrubber{secret: l.key}, logger: logger,
@@ -340,7 +326,7 @@ func (s *session) answer(m *message) {
 		t := s.turn
 		s.mu.Unlock()
 		if t != nil {
-			t.events.Emit(adapterkit.Event{Kind: EventStatus, Message: "permission denied: " + req.ToolName,
+			t.events.Emit(adapterkit.Event{Kind: eventStatus, Message: "permission denied: " + req.ToolName,
 				Metadata: map[string]any{"subtype": "permission_denied", "tool_name": req.ToolName, "reason": "no approver"}})
 		}
 	default:
@@ -425,7 +411,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		"request": map[string]any{"subtype": "interrupt"}}); err != nil {
 		s.logger.Warn("claude: sending interrupt failed", "err", err)
 	}
-	timer := time.NewTimer(CancelWait)
+	timer := time.NewTimer(cancelWait)
 	defer timer.Stop()
 	select {
 	case e := <-t.done:

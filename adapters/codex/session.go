@@ -45,26 +45,26 @@ type adapter struct{}
 
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
 	log := in.Log().With("adapter", ID)
-	set, err := ParseSettings(in.Config.Harness)
+	set, err := parseSettings(in.Config.Harness)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
-	model, err := SelectModel(in.Config.Models)
+	model, err := selectModel(in.Config.Models)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	if _, err := adapterkit.ModelKey(model.APIKeyEnv, "models."+model.Role+".api_key_env"); err != nil {
 		return nil, adapterkit.Wrap(CodeAPIKeyMissing, err)
 	}
-	args, err := Args(model, set)
+	args, err := serverArgs(model, set)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
-	mcp, err := MCPConfig(in.Config.MCP)
+	mcp, err := mcpConfig(in.Config.MCP)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
-	bin, err := ResolveBinary(os.Getenv, os.Getenv("PATH"))
+	bin, err := resolveBinary(os.Getenv, os.Getenv("PATH"))
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
@@ -90,14 +90,14 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		}
 	}
 	if in.Config.Skills != nil {
-		if _, err := LinkSkills(filepath.Join(s.codexHome, "skills"), in.Config.Skills.Paths); err != nil {
+		if _, err := linkSkills(filepath.Join(s.codexHome, "skills"), in.Config.Skills.Paths); err != nil {
 			return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 		}
 	}
 	if err := s.launch(ctx, bin, args, workspace); err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
-	if err := s.handshake(ctx, ThreadParams(workspace, set, in.Config.Instructions)); err != nil {
+	if err := s.handshake(ctx, threadParams(workspace, set, in.Config.Instructions)); err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, s.explain(err))
 	}
 	ok = true
@@ -135,38 +135,24 @@ type session struct {
 // codexHomeRel is CODEX_HOME, relative to the private root.
 const codexHomeRel = "home/.codex"
 
-// Env returns codex's environment: the host's, without the host protocol's
+// serverEnv returns codex's environment: the host's, without the host protocol's
 // own variables, with HOME, CODEX_HOME, TMPDIR and the XDG directories
 // pointed into the runtime's private directories.
-func Env(base []string, home, codexHome, tmp string) []string {
+func serverEnv(base []string, home, codexHome, tmp string) []string {
 	set := append(adapterkit.Dirs{Home: home, Tmp: tmp}.Env(), "CODEX_HOME="+codexHome)
-	return adapterkit.ChildEnv(base, []string{EnvBinary}, set...)
+	return adapterkit.ChildEnv(base, []string{envBinary}, set...)
 }
 
 // launch starts codex app-server in its own process group, wired to a
 // JSON-RPC client.
 func (s *session) launch(ctx context.Context, bin string, args []string, workspace string) error {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return err
-	}
-	p, err := proc.Start(ctx, proc.Spec{
+	p, inW, outR, err := adapterkit.StartPiped(ctx, proc.Spec{
 		Path: bin, Args: args, Dir: workspace,
-		Env:   Env(os.Environ(), s.dirs.Home, s.codexHome, s.dirs.Tmp),
-		Stdin: inR, Stdout: outW, Stderr: os.Stderr,
-		Grace: killGrace,
+		Env:    serverEnv(os.Environ(), s.dirs.Home, s.codexHome, s.dirs.Tmp),
+		Stderr: os.Stderr,
+		Grace:  killGrace,
 	})
-	inR.Close()
-	outW.Close()
 	if err != nil {
-		inW.Close()
-		outR.Close()
 		return err
 	}
 	s.proc, s.stdout = p, outR
@@ -311,7 +297,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		} `json:"turn"`
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
-	err := s.conn.Call(cctx, "turn/start", TurnParams(s.threadID, adapterkit.InputText(inv.Request.Input), s.set), &res)
+	err := s.conn.Call(cctx, "turn/start", turnParams(s.threadID, adapterkit.InputText(inv.Request.Input), s.set), &res)
 	cancel()
 	if err != nil {
 		s.clearTurn(t)

@@ -21,9 +21,9 @@ import (
 
 // Timing of the session.
 const (
-	// CancelWait bounds the wait for agent_end after abort; it stays below
+	// cancelWait bounds the wait for agent_end after abort; it stays below
 	// the core's cancel grace so that the turn ends as cancelled.
-	CancelWait = 1500 * time.Millisecond
+	cancelWait = 1500 * time.Millisecond
 	// exitWait is how long Stop waits for pi to exit on end of stdin.
 	exitWait   = time.Second
 	termGrace  = 500 * time.Millisecond
@@ -38,11 +38,11 @@ const (
 
 // Event kinds the adapter emits.
 const (
-	EventOutputDelta    = "output_delta"
-	EventReasoningDelta = "reasoning_delta"
-	EventToolCall       = "tool_call"
-	EventToolResult     = "tool_result"
-	EventStatus         = "status"
+	eventOutputDelta    = "output_delta"
+	eventReasoningDelta = "reasoning_delta"
+	eventToolCall       = "tool_call"
+	eventToolResult     = "tool_result"
+	eventStatus         = "status"
 )
 
 // New returns the Pi adapter.
@@ -62,11 +62,11 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		return nil, adapterkit.Errorf(CodeStartFailed, "no runtime home (FABRIC_HOME) to hold the private agent dir")
 	}
 	environ := os.Environ()
-	bin, err := ResolveBinary(os.Getenv, os.Getenv("PATH"))
+	bin, err := resolveBinary(os.Getenv, os.Getenv("PATH"))
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
-	dirs := NewDirs(in.Home)
+	dirs := newPrivateDirs(in.Home)
 	l, err := buildLaunch(in.Config, set, dirs, environ)
 	if err != nil {
 		return nil, err
@@ -162,7 +162,7 @@ type session struct {
 	proc   *proc.Process
 	stdin  *os.File
 	stdout *os.File
-	dirs   Dirs
+	dirs   privateDirs
 	key    string
 	logger *slog.Logger
 
@@ -198,27 +198,13 @@ type turn struct {
 
 func (t *turn) end() { t.endOnce.Do(func() { close(t.done) }) }
 
-func start(ctx context.Context, bin string, l *launch, dirs Dirs, dir string, logger *slog.Logger) (*session, error) {
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
-	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
-	}
-	p, err := proc.Start(ctx, proc.Spec{
+func start(ctx context.Context, bin string, l *launch, dirs privateDirs, dir string, logger *slog.Logger) (*session, error) {
+	p, stdinW, stdoutR, err := adapterkit.StartPiped(ctx, proc.Spec{
 		Path: bin, Args: l.Args, Dir: dir, Env: l.Env,
-		Stdin: stdinR, Stdout: stdoutW, Stderr: os.Stderr, Grace: termGrace,
+		Stderr: os.Stderr, Grace: termGrace,
 	})
-	stdinR.Close()
-	stdoutW.Close()
 	if err != nil {
-		stdinW.Close()
-		stdoutR.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "start %s: %w", bin, err)
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	s := &session{proc: p, stdin: stdinW, stdout: stdoutR, dirs: dirs, key: l.key, logger: logger,
 		pending: map[string]chan rpcLine{}, readerDone: make(chan struct{})}
@@ -332,13 +318,13 @@ func (s *session) dispatch(m *rpcLine) {
 		if ev := m.AssistantMessageEvent; ev != nil && ev.Delta != "" {
 			switch ev.Type {
 			case "text_delta":
-				t.events.Emit(adapterkit.Event{Kind: EventOutputDelta, Message: s.scrub(ev.Delta)})
+				t.events.Emit(adapterkit.Event{Kind: eventOutputDelta, Message: s.scrub(ev.Delta)})
 			case "thinking_delta":
-				t.events.Emit(adapterkit.Event{Kind: EventReasoningDelta, Message: s.scrub(ev.Delta)})
+				t.events.Emit(adapterkit.Event{Kind: eventReasoningDelta, Message: s.scrub(ev.Delta)})
 			}
 		}
 	case "tool_execution_start":
-		t.events.Emit(adapterkit.Event{Kind: EventToolCall, Message: m.ToolName, Metadata: map[string]any{
+		t.events.Emit(adapterkit.Event{Kind: eventToolCall, Message: m.ToolName, Metadata: map[string]any{
 			"tool_name": m.ToolName, "call_id": m.ToolCallID, "arguments": s.scrub(cut(string(m.Args)))}})
 	case "tool_execution_end":
 		var out strings.Builder
@@ -349,7 +335,7 @@ func (s *session) dispatch(m *rpcLine) {
 				}
 			}
 		}
-		t.events.Emit(adapterkit.Event{Kind: EventToolResult, Message: m.ToolName, Metadata: map[string]any{
+		t.events.Emit(adapterkit.Event{Kind: eventToolResult, Message: m.ToolName, Metadata: map[string]any{
 			"tool_name": m.ToolName, "call_id": m.ToolCallID, "is_error": m.IsError, "output": s.scrub(cut(out.String()))}})
 	case "message_end":
 		msg := m.Message
@@ -449,7 +435,7 @@ func (s *session) abort(t *turn) {
 	if err := s.write(map[string]any{"type": "abort", "id": fmt.Sprintf("fabric-%d", s.seq.Add(1))}); err != nil {
 		s.logger.Warn("pi: sending abort failed", "err", err)
 	}
-	timer := time.NewTimer(CancelWait)
+	timer := time.NewTimer(cancelWait)
 	defer timer.Stop()
 	select {
 	case <-t.done:

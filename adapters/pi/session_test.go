@@ -59,7 +59,7 @@ func TestDispatchTurn(t *testing.T) {
 	for _, e := range rec.evs {
 		kinds = append(kinds, e.Kind)
 	}
-	want := []string{EventReasoningDelta, EventOutputDelta, EventToolCall, EventToolResult}
+	want := []string{eventReasoningDelta, eventOutputDelta, eventToolCall, eventToolResult}
 	if len(kinds) != len(want) {
 		t.Fatalf("events %v, want %v", kinds, want)
 	}
