@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -184,5 +185,30 @@ func TestHarnessStopReportsTheRemoval(t *testing.T) {
 	err := HarnessStop{Remove: locked}.Run(context.Background())
 	if err == nil || !errors.Is(err, os.ErrPermission) {
 		t.Fatalf("Run = %v, want the removal's permission error", err)
+	}
+}
+
+func TestStartPiped(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process groups are supervised on Linux")
+	}
+	p, stdin, stdout, err := StartPiped(context.Background(), proc.Spec{Path: "/bin/cat", Stderr: os.Stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdout.Close()
+	if _, err := stdin.Write([]byte("line\n")); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	got, err := io.ReadAll(stdout)
+	if err != nil || string(got) != "line\n" {
+		t.Errorf("read %q, %v; want the line cat echoed", got, err)
+	}
+	<-p.Done()
+
+	_, _, _, err = StartPiped(context.Background(), proc.Spec{Path: filepath.Join(t.TempDir(), "missing")})
+	if err == nil || !strings.Contains(err.Error(), "start ") {
+		t.Errorf("StartPiped of a missing binary = %v, want a start error", err)
 	}
 }
