@@ -259,33 +259,7 @@ func TestLiveStopCleansUp(t *testing.T) {
 		}
 	}
 	// The detached sleeper shows up shortly after the turn.
-	var mentioning []int
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if mentioning = testproc.Mentioning(root); len(mentioning) >= 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(mentioning) < 2 {
-		t.Errorf("before stop, processes with the runtime's environment: %v; want codex and the detached sleeper", mentioning)
-	}
-	t.Logf("before stop: codex group %d %v; processes with the runtime's environment %v", pid, members, mentioning)
-	t0 := time.Now()
-	if _, err := rt.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("stop took %s", time.Since(t0).Round(time.Millisecond))
-	if left := testproc.Group(pid); len(left) > 0 {
-		t.Errorf("processes %v of codex's group %d survived stop", left, pid)
-	}
-	for _, p := range append(members, mentioning...) {
-		if _, _, comm, ok := testproc.Stat(p); ok {
-			t.Errorf("process %d (%s) survived stop", p, comm)
-		}
-	}
-	if _, err := os.Stat(root); !os.IsNotExist(err) {
-		t.Errorf("private directory %s remains: %v", root, err)
-	}
+	harnesstest.StopLeavesNothing(t, rt, pid, members, root, 2)
 	if entries, _ := os.ReadDir(l.StateDir); len(entries) != 0 {
 		t.Errorf("state dir holds %v", entries)
 	}

@@ -190,33 +190,7 @@ func TestLiveStopCleansUp(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(root, "agent", "models.json")); strings.Contains(string(data), testKey) {
 		t.Fatal("models.json holds the key value")
 	}
-	var mentioning []int
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if mentioning = testproc.Mentioning(root); len(mentioning) >= 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(mentioning) < 3 {
-		t.Errorf("before stop, processes with the runtime's environment: %v; want pi and two sleepers", mentioning)
-	}
-	t.Logf("before stop: pi group %d %v; with the runtime's environment %v", pid, members, mentioning)
-	t0 := time.Now()
-	if _, err := rt.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("stop took %s", time.Since(t0).Round(time.Millisecond))
-	if left := testproc.Group(pid); len(left) > 0 {
-		t.Errorf("processes %v of pi's group %d survived stop", left, pid)
-	}
-	for _, p := range append(members, mentioning...) {
-		if _, _, comm, ok := testproc.Stat(p); ok {
-			t.Errorf("process %d (%s) survived stop", p, comm)
-		}
-	}
-	if _, err := os.Stat(root); !os.IsNotExist(err) {
-		t.Errorf("private directory %s remains: %v", root, err)
-	}
+	harnesstest.StopLeavesNothing(t, rt, pid, members, root, 3)
 	l.checkRequests()
 }
 
