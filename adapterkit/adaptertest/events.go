@@ -1,7 +1,9 @@
 package adaptertest
 
 import (
+	"context"
 	"sync"
+	"testing"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 )
@@ -37,4 +39,24 @@ func (e *Events) Kinds() []string {
 		out = append(out, ev.Kind)
 	}
 	return out
+}
+
+// HealthWant is what a session's health check at Level must answer.
+type HealthWant struct {
+	Level, Outcome, Reason, Activity string
+}
+
+// CheckHealth runs s's health check at each wanted level and fails t on
+// an outcome, reason code or activity other than wanted.
+func CheckHealth(t testing.TB, s adapterkit.Session, want []HealthWant) {
+	t.Helper()
+	for _, w := range want {
+		h, err := s.Health(context.Background(), w.Level)
+		if err != nil {
+			t.Fatalf("Health(%q): %v", w.Level, err)
+		}
+		if h.Outcome != w.Outcome || h.ReasonCode != w.Reason || h.Activity != w.Activity {
+			t.Errorf("Health(%q) = %q %q %q, want %q %q %q", w.Level, h.Outcome, h.ReasonCode, h.Activity, w.Outcome, w.Reason, w.Activity)
+		}
+	}
 }

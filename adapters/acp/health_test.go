@@ -1,9 +1,9 @@
 package acp
 
 import (
-	"context"
 	"testing"
 
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -11,19 +11,9 @@ import (
 // other than live, active and ready is unsupported, as for the other
 // stdio harnesses (it passed, or failed with the agent's state).
 func TestHealthOfAGoneAgent(t *testing.T) {
-	s := &session{}
-	tests := []struct{ level, outcome, reason, activity string }{
-		{contract.LevelLive, contract.OutcomeFailed, contract.ReasonHealthFailed, contract.ActivityStopped},
-		{contract.LevelReady, contract.OutcomeFailed, contract.ReasonHealthFailed, contract.ActivityStopped},
-		{"deep", contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel, contract.ActivityStopped},
-	}
-	for _, tt := range tests {
-		h, err := s.Health(context.Background(), tt.level)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Outcome != tt.outcome || h.ReasonCode != tt.reason || h.Activity != tt.activity {
-			t.Errorf("Health(%q) = %q %q %q, want %q %q %q", tt.level, h.Outcome, h.ReasonCode, h.Activity, tt.outcome, tt.reason, tt.activity)
-		}
-	}
+	adaptertest.CheckHealth(t, &session{}, []adaptertest.HealthWant{
+		{Level: contract.LevelLive, Outcome: contract.OutcomeFailed, Reason: contract.ReasonHealthFailed, Activity: contract.ActivityStopped},
+		{Level: contract.LevelReady, Outcome: contract.OutcomeFailed, Reason: contract.ReasonHealthFailed, Activity: contract.ActivityStopped},
+		{Level: "deep", Outcome: contract.OutcomeUnsupported, Reason: contract.ReasonUnsupportedLevel, Activity: contract.ActivityStopped},
+	})
 }

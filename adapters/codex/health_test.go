@@ -1,9 +1,9 @@
 package codex
 
 import (
-	"context"
 	"testing"
 
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/contract"
 )
 
@@ -11,20 +11,10 @@ import (
 // other stdio harnesses do (it said idle), and an unknown level is
 // unsupported whatever the process's state.
 func TestHealthOfAGoneAppServer(t *testing.T) {
-	s := &session{}
-	tests := []struct{ level, outcome, reason, activity string }{
-		{contract.LevelLive, contract.OutcomeFailed, contract.ReasonHealthFailed, contract.ActivityStopped},
-		{contract.LevelActive, contract.OutcomeFailed, contract.ReasonHealthFailed, contract.ActivityStopped},
-		{contract.LevelReady, contract.OutcomeFailed, contract.ReasonHealthFailed, contract.ActivityStopped},
-		{"deep", contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel, contract.ActivityStopped},
-	}
-	for _, tt := range tests {
-		h, err := s.Health(context.Background(), tt.level)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if h.Outcome != tt.outcome || h.ReasonCode != tt.reason || h.Activity != tt.activity {
-			t.Errorf("Health(%q) = %q %q %q, want %q %q %q", tt.level, h.Outcome, h.ReasonCode, h.Activity, tt.outcome, tt.reason, tt.activity)
-		}
-	}
+	adaptertest.CheckHealth(t, &session{}, []adaptertest.HealthWant{
+		{Level: contract.LevelLive, Outcome: contract.OutcomeFailed, Reason: contract.ReasonHealthFailed, Activity: contract.ActivityStopped},
+		{Level: contract.LevelActive, Outcome: contract.OutcomeFailed, Reason: contract.ReasonHealthFailed, Activity: contract.ActivityStopped},
+		{Level: contract.LevelReady, Outcome: contract.OutcomeFailed, Reason: contract.ReasonHealthFailed, Activity: contract.ActivityStopped},
+		{Level: "deep", Outcome: contract.OutcomeUnsupported, Reason: contract.ReasonUnsupportedLevel, Activity: contract.ActivityStopped},
+	})
 }

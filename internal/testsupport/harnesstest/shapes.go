@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/testsupport/streamcheck"
 	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
@@ -118,5 +120,33 @@ func StopLeavesNothing(t testing.TB, rt *fabric.Runtime, pgid int, members []int
 	}
 	if _, err := os.Stat(root); !os.IsNotExist(err) {
 		t.Errorf("private directory %s remains: %v", root, err)
+	}
+}
+
+// SlowStreamScript is the endpoint CancelSlowStream needs: an input with
+// SLOW_STREAM streams its answer in 20 chunks 500 ms apart, any other
+// answers "quick".
+func SlowStreamScript() *modelstub.Script {
+	return &modelstub.Script{Rules: []modelstub.Rule{
+		{Match: modelstub.Match{Contains: "SLOW_STREAM"}, Reply: modelstub.Reply{Text: strings.Repeat("slow ", 20), Chunks: 20, IntervalMS: 500}},
+	}, Default: &modelstub.Reply{Text: "quick"}}
+}
+
+// CancelSlowStream cancels a turn of rt (whose rig r serves
+// SlowStreamScript) at its first text delta, and checks that the result
+// is cancelled within 2 s of the cancel, that the runtime stays active and
+// that it takes the next turn.
+func CancelSlowStream(t testing.TB, r *adaptertest.Rig, rt *fabric.Runtime) {
+	t.Helper()
+	res, took := CancelOnEvent(t, rt, "SLOW_STREAM please", "output_delta")
+	t.Logf("cancel to result: %s", took.Round(time.Millisecond))
+	if res.Status != contract.StatusCancelled || took > 2*time.Second {
+		t.Fatalf("status %s after %s (error %+v), want cancelled within 2s", res.Status, took, res.Error)
+	}
+	if rt.State() != "active" {
+		t.Fatalf("state after cancel %s", rt.State())
+	}
+	if res := r.Invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
+		t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
 	}
 }
