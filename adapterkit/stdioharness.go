@@ -14,9 +14,9 @@ import (
 )
 
 // The health ladder and stop sequence of a harness that runs as one child
-// process the adapter talks to over its stdin and stdout (Claude Code's
-// stream-json, Pi's RPC mode, Codex's app-server, ACP agents). The
-// adapters differ only in the data they pass.
+// process the adapter talks to over its stdin and stdout (a stream-json or
+// JSON-RPC harness, an ACP agent). The adapters differ only in the data
+// they pass.
 
 // HealthRung is one condition of a health ladder: a check at Level, or at
 // any level above it (live < active < ready), fails with Reason and
