@@ -2,11 +2,13 @@ package adapterkit
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
@@ -192,4 +194,51 @@ func StartPiped(ctx context.Context, spec proc.Spec) (p *proc.Process, stdin, st
 		return nil, nil, nil, fmt.Errorf("start %s: %w", spec.Path, err)
 	}
 	return p, inW, outR, nil
+}
+
+// LineWriter writes one JSON document per line to a harness's input,
+// one write at a time, each bounded by the writer's timeout.
+type LineWriter struct {
+	mu      sync.Mutex
+	f       *os.File
+	timeout time.Duration
+}
+
+// NewLineWriter writes to f (the write end of a harness's stdin), each
+// line within timeout.
+func NewLineWriter(f *os.File, timeout time.Duration) *LineWriter {
+	return &LineWriter{f: f, timeout: timeout}
+}
+
+// Send writes v as one JSON line.
+func (w *LineWriter) Send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_ = w.f.SetWriteDeadline(time.Now().Add(w.timeout))
+	_, err = w.f.Write(b)
+	return err
+}
+
+// Close ends the harness's input, after a write in progress.
+func (w *LineWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Close()
+}
+
+// ExitedError is the lifecycle error, with code, of a harness named name
+// whose output has ended: "<name> exited", with how it exited once p is
+// reaped (waiting up to wait: the output ends just before the exit is
+// seen).
+func ExitedError(code, name string, p *proc.Process, wait time.Duration) *Error {
+	msg := name + " exited"
+	if info, ok := ExitNote(p, wait); ok {
+		msg += " (" + info.String() + ")"
+	}
+	return &Error{Code: code, Message: msg}
 }

@@ -212,3 +212,61 @@ func TestStartPiped(t *testing.T) {
 		t.Errorf("StartPiped of a missing binary = %v, want a start error", err)
 	}
 }
+
+func TestLineWriter(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	lw := NewLineWriter(w, time.Second)
+	if err := lw.Send(map[string]any{"type": "prompt", "id": "fabric-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lw.Send(func() {}); err == nil {
+		t.Error("Send of a value JSON cannot encode succeeded")
+	}
+	if err := lw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := lw.Send("late"); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Send after Close = %v, want os.ErrClosed", err)
+	}
+	got, _ := io.ReadAll(r)
+	if string(got) != `{"id":"fabric-1","type":"prompt"}`+"\n" {
+		t.Errorf("wrote %q, want one JSON line", got)
+	}
+}
+
+func TestLineWriterTimesOut(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	lw := NewLineWriter(w, 50*time.Millisecond)
+	defer lw.Close()
+	big := strings.Repeat("x", 1<<20) // more than a pipe holds, and nobody reads
+	if err := lw.Send(big); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("Send to a full pipe = %v, want os.ErrDeadlineExceeded", err)
+	}
+}
+
+func TestExitedError(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("process groups are supervised on Linux")
+	}
+	p, stdin, stdout, err := StartPiped(context.Background(), proc.Spec{Path: "/bin/sh", Args: []string{"-c", "exit 3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdin.Close()
+	defer stdout.Close()
+	e := ExitedError("x_exited", "harness", p, 5*time.Second)
+	if e.Code != "x_exited" || !strings.HasPrefix(e.Message, "harness exited (") || !strings.Contains(e.Message, "3") {
+		t.Errorf("ExitedError = %+v, want code x_exited and the exit status", e)
+	}
+	if e := ExitedError("x_exited", "harness", nil, 0); e.Message != "harness exited" {
+		t.Errorf("ExitedError without a process = %q", e.Message)
+	}
+}

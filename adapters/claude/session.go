@@ -110,13 +110,11 @@ func workspace(in adapterkit.StartInput) string {
 // session is one running claude process.
 type session struct {
 	proc   *proc.Process
-	stdin  *os.File
+	stdin  *adapterkit.LineWriter
 	stdout *os.File
 	dirs   privateDirs
 	scrub  scrubber
 	logger *slog.Logger
-
-	wmu sync.Mutex // serializes writes to stdin
 
 	mu        sync.Mutex
 	pending   map[string]chan controlReply // our control requests by id
@@ -172,25 +170,11 @@ func start(ctx context.Context, bin string, l *launch, dirs privateDirs, dir str
 		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	s := &session{
-		proc: p, stdin: stdinW, stdout: stdoutR, dirs: dirs, scrub: scrubber{secret: l.key}, logger: logger,
+		proc: p, stdin: adapterkit.NewLineWriter(stdinW, writeTimeout), stdout: stdoutR, dirs: dirs, scrub: scrubber{secret: l.key}, logger: logger,
 		pending: map[string]chan controlReply{}, readerDone: make(chan struct{}),
 	}
 	go s.read()
 	return s, nil
-}
-
-// write sends one JSON line to claude's stdin.
-func (s *session) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_ = s.stdin.SetWriteDeadline(time.Now().Add(writeTimeout))
-	_, err = s.stdin.Write(b)
-	return err
 }
 
 // control sends a control request and waits for its response.
@@ -205,7 +189,7 @@ func (s *session) control(ctx context.Context, req map[string]any) (json.RawMess
 		delete(s.pending, id)
 		s.mu.Unlock()
 	}()
-	if err := s.write(map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
+	if err := s.stdin.Send(map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
 		return nil, fmt.Errorf("write %s: %w", req["subtype"], err)
 	}
 	select {
@@ -333,7 +317,7 @@ func (s *session) answer(m *message) {
 		reply["subtype"] = "error"
 		reply["error"] = fmt.Sprintf("Fabric does not handle control request %q", req.Subtype)
 	}
-	if err := s.write(map[string]any{"type": "control_response", "response": reply}); err != nil {
+	if err := s.stdin.Send(map[string]any{"type": "control_response", "response": reply}); err != nil {
 		s.logger.Warn("claude: answering a control request failed", "subtype", req.Subtype, "err", err)
 	}
 }
@@ -351,11 +335,7 @@ func (s *session) gone() error {
 	select {
 	case <-s.readerDone:
 		s.broken.Store(true)
-		msg := "claude exited"
-		if info, ok := adapterkit.ExitNote(s.proc, 500*time.Millisecond); ok { // its output ends just before it is reaped
-			msg += " (" + info.String() + ")"
-		}
-		return &adapterkit.Error{Code: CodeExited, Message: msg}
+		return adapterkit.ExitedError(CodeExited, "claude", s.proc, 500*time.Millisecond)
 	default:
 		return nil
 	}
@@ -385,7 +365,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		"session_id":         "",
 		"uuid":               t.uuid,
 	}
-	if err := s.write(msg); err != nil {
+	if err := s.stdin.Send(msg); err != nil {
 		if gerr := s.gone(); gerr != nil {
 			return contract.AgentRunResult{}, gerr
 		}
@@ -407,7 +387,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 
 	// Cancelled: interrupt the turn and wait a bounded time for its end.
 	t.interrupted.Store(true)
-	if err := s.write(map[string]any{"type": "control_request", "request_id": fmt.Sprintf("fabric-%d", s.seq.Add(1)),
+	if err := s.stdin.Send(map[string]any{"type": "control_request", "request_id": fmt.Sprintf("fabric-%d", s.seq.Add(1)),
 		"request": map[string]any{"subtype": "interrupt"}}); err != nil {
 		s.logger.Warn("claude: sending interrupt failed", "err", err)
 	}
@@ -464,12 +444,8 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 func (s *session) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
 		s.stopErr = adapterkit.HarnessStop{
-			CloseInput: func() {
-				s.wmu.Lock()
-				_ = s.stdin.Close()
-				s.wmu.Unlock()
-			},
-			Proc: s.proc, ExitWait: exitWait,
+			CloseInput: func() { _ = s.stdin.Close() },
+			Proc:       s.proc, ExitWait: exitWait,
 			Output: s.stdout, OutputDone: s.readerDone, OutputWait: readerWait,
 			Remove: s.dirs.Root,
 		}.Run(ctx)

@@ -160,13 +160,11 @@ func (m *piMessage) text() string {
 
 type session struct {
 	proc   *proc.Process
-	stdin  *os.File
+	stdin  *adapterkit.LineWriter
 	stdout *os.File
 	dirs   privateDirs
 	key    string
 	logger *slog.Logger
-
-	wmu sync.Mutex
 
 	mu      sync.Mutex
 	pending map[string]chan rpcLine
@@ -206,23 +204,10 @@ func start(ctx context.Context, bin string, l *launch, dirs privateDirs, dir str
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
-	s := &session{proc: p, stdin: stdinW, stdout: stdoutR, dirs: dirs, key: l.key, logger: logger,
+	s := &session{proc: p, stdin: adapterkit.NewLineWriter(stdinW, writeTimeout), stdout: stdoutR, dirs: dirs, key: l.key, logger: logger,
 		pending: map[string]chan rpcLine{}, readerDone: make(chan struct{})}
 	go s.read()
 	return s, nil
-}
-
-func (s *session) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_ = s.stdin.SetWriteDeadline(time.Now().Add(writeTimeout))
-	_, err = s.stdin.Write(b)
-	return err
 }
 
 // command sends one command with a fresh id and waits for its response.
@@ -238,7 +223,7 @@ func (s *session) command(ctx context.Context, cmd map[string]any) (rpcLine, err
 		delete(s.pending, id)
 		s.mu.Unlock()
 	}()
-	if err := s.write(cmd); err != nil {
+	if err := s.stdin.Send(cmd); err != nil {
 		return rpcLine{}, fmt.Errorf("write %s: %w", cmd["type"], err)
 	}
 	select {
@@ -376,11 +361,7 @@ func (s *session) gone() error {
 	select {
 	case <-s.readerDone:
 		s.broken.Store(true)
-		msg := "pi exited"
-		if info, ok := adapterkit.ExitNote(s.proc, 500*time.Millisecond); ok { // its output ends just before it is reaped
-			msg += " (" + info.String() + ")"
-		}
-		return &adapterkit.Error{Code: CodeExited, Message: msg}
+		return adapterkit.ExitedError(CodeExited, "pi", s.proc, 500*time.Millisecond)
 	default:
 		return nil
 	}
@@ -432,7 +413,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 
 // abort sends abort and waits a bounded time for the turn's agent_end.
 func (s *session) abort(t *turn) {
-	if err := s.write(map[string]any{"type": "abort", "id": fmt.Sprintf("fabric-%d", s.seq.Add(1))}); err != nil {
+	if err := s.stdin.Send(map[string]any{"type": "abort", "id": fmt.Sprintf("fabric-%d", s.seq.Add(1))}); err != nil {
 		s.logger.Warn("pi: sending abort failed", "err", err)
 	}
 	timer := time.NewTimer(cancelWait)
@@ -495,12 +476,8 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 func (s *session) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
 		s.stopErr = adapterkit.HarnessStop{
-			CloseInput: func() {
-				s.wmu.Lock()
-				_ = s.stdin.Close()
-				s.wmu.Unlock()
-			},
-			Proc: s.proc, ExitWait: exitWait,
+			CloseInput: func() { _ = s.stdin.Close() },
+			Proc:       s.proc, ExitWait: exitWait,
 			Sweep: "PI_CODING_AGENT_DIR=" + s.dirs.Agent, SweepWait: time.Second, Log: s.logger,
 			Output: s.stdout, OutputDone: s.readerDone, OutputWait: readerWait,
 			Remove: s.dirs.Root,
