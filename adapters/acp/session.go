@@ -464,12 +464,9 @@ func (s *session) exited() bool {
 	}
 }
 
-// Health reports whether the agent process and the connection are up.
+// Health reports whether the agent process and the connection are up
+// (live and active) and the ACP session exists (ready).
 func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
-	h := adapterkit.Health{Source: "acp " + s.prof.Name, Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli(), Outcome: contract.OutcomePassed}
-	if s.busy.Load() {
-		h.Activity = contract.ActivityBusy
-	}
 	alive := s.proc != nil && s.conn != nil
 	if alive {
 		select {
@@ -480,12 +477,10 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 		default:
 		}
 	}
-	if !alive {
-		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, contract.ReasonHealthFailed, "the ACP agent is not running"
-	} else if level == contract.LevelReady && s.sessionID == "" {
-		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, contract.ReasonHealthFailed, "no ACP session"
-	}
-	return h, nil
+	return adapterkit.HarnessHealth{Source: "acp " + s.prof.Name, Busy: s.busy.Load(), Exited: !alive, Rungs: []adapterkit.HealthRung{
+		{Level: contract.LevelLive, Failed: !alive, Reason: contract.ReasonHealthFailed, Message: "the ACP agent is not running"},
+		{Level: contract.LevelReady, Failed: s.sessionID == "", Reason: contract.ReasonHealthFailed, Message: "no ACP session"},
+	}}.Check(level), nil
 }
 
 // Stop closes the agent's stdin, waits briefly, then ends its whole process
@@ -493,26 +488,17 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 // private directories.
 func (s *session) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
+		st := adapterkit.HarnessStop{Proc: s.proc, ExitWait: exitWait, Sweep: envRuntimeHome + "=" + s.dirs.Home, SweepWait: time.Second}
 		if s.stdinW != nil {
-			s.stdinW.Close()
-		}
-		if s.proc != nil {
-			select {
-			case <-s.proc.Done():
-			case <-time.After(exitWait):
-			}
-			s.stopErr = s.proc.Stop(ctx)
-			proc.KillByEnv(envRuntimeHome+"="+s.dirs.Home, time.Second)
+			st.CloseInput = func() { s.stdinW.Close() }
 		}
 		if s.stdoutR != nil {
-			s.stdoutR.Close()
+			st.Output = s.stdoutR // closed at once: the connection's reader ends on it
 		}
 		if s.conn != nil {
-			select {
-			case <-s.conn.Done():
-			case <-time.After(500 * time.Millisecond):
-			}
+			st.OutputDone, st.ClosedWait = s.conn.Done(), 500*time.Millisecond
 		}
+		s.stopErr = st.Run(ctx)
 		if s.dirs.Root != "" {
 			_ = os.RemoveAll(s.dirs.Root)
 		}

@@ -9,9 +9,9 @@ import (
 	"strings"
 )
 
-// EnvBinary names the variable that points the adapter at a claude
+// envBinary names the variable that points the adapter at a claude
 // executable, bypassing the PATH search.
-const EnvBinary = "FABRIC_CLAUDE_BIN"
+const envBinary = "FABRIC_CLAUDE_BIN"
 
 // resolveBinary finds the claude executable: $FABRIC_CLAUDE_BIN, else
 // `claude` on path. When the one on path belongs to the npm package
@@ -19,9 +19,9 @@ const EnvBinary = "FABRIC_CLAUDE_BIN"
 // binary of the platform package installed beside it is preferred: it is
 // what the shim ends up running, without a Node start in between.
 func resolveBinary(lookupEnv func(string) (string, bool), path string) (string, error) {
-	if p, ok := lookupEnv(EnvBinary); ok && p != "" {
+	if p, ok := lookupEnv(envBinary); ok && p != "" {
 		if err := executable(p); err != nil {
-			return "", fmt.Errorf("%s=%s: %w", EnvBinary, p, err)
+			return "", fmt.Errorf("%s=%s: %w", envBinary, p, err)
 		}
 		return p, nil
 	}
@@ -37,7 +37,7 @@ func resolveBinary(lookupEnv func(string) (string, bool), path string) (string, 
 		}
 	}
 	if found == "" {
-		return "", fmt.Errorf("claude not found on PATH (install @anthropic-ai/claude-code, or set %s)", EnvBinary)
+		return "", fmt.Errorf("claude not found on PATH (install @anthropic-ai/claude-code, or set %s)", envBinary)
 	}
 	if native := vendoredNative(found); native != "" {
 		return native, nil

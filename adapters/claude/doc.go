@@ -9,6 +9,9 @@
 // reasoning_delta, tool_call, tool_result, status) and the result message
 // becomes the turn's output, usage and cost.
 //
+// The claude executable is $FABRIC_CLAUDE_BIN when set, else `claude` on
+// PATH.
+//
 // The package must never write a model key to disk, put it on a command
 // line or log it: the key reaches the child only through its environment,
 // read at start from the variable the config names. It must never let

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/contract"
 )
@@ -182,28 +183,6 @@ func fakeClaude(mode string) int {
 	return 0
 }
 
-// recorder is an adapterkit.Emitter that keeps events.
-type recorder struct {
-	mu  sync.Mutex
-	evs []adapterkit.Event
-}
-
-func (r *recorder) Emit(ev adapterkit.Event) {
-	r.mu.Lock()
-	r.evs = append(r.evs, ev)
-	r.mu.Unlock()
-}
-
-func (r *recorder) kinds() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for _, e := range r.evs {
-		out = append(out, e.Kind)
-	}
-	return out
-}
-
 // startFake starts the adapter in-process against the fake claude.
 func startFake(t *testing.T, mode string, settings map[string]any) (adapterkit.Session, string, error) {
 	t.Helper()
@@ -236,9 +215,9 @@ func startFake(t *testing.T, mode string, settings map[string]any) (adapterkit.S
 	return s, home, err
 }
 
-func invoke(t *testing.T, ctx context.Context, s adapterkit.Session, input string) (contract.AgentRunResult, *recorder, error) {
+func invoke(t *testing.T, ctx context.Context, s adapterkit.Session, input string) (contract.AgentRunResult, *adaptertest.Events, error) {
 	t.Helper()
-	rec := &recorder{}
+	rec := &adaptertest.Events{}
 	res, err := s.Invoke(ctx, adapterkit.Invocation{ID: "invocation-1", Request: contract.AgentRunRequest{Input: input}, Events: rec})
 	return res, rec, err
 }
@@ -275,7 +254,7 @@ func TestFakeTurnHealthAndStop(t *testing.T) {
 				if res.Usage == nil || res.Usage.CostUSD == nil || *res.Usage.TotalTokens != 12 {
 					t.Errorf("usage %+v", res.Usage)
 				}
-				if k := strings.Join(rec.kinds(), ","); k != "status,output_delta,output_delta" {
+				if k := strings.Join(rec.Kinds(), ","); k != "status,output_delta,output_delta" {
 					t.Errorf("events %s", k)
 				}
 			}
@@ -349,7 +328,7 @@ func TestFakeCancelTimeoutDropsStaleOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	if res.Status != contract.StatusSucceeded || res.Output != "echo: two" {
-		t.Errorf("next turn %+v (events %v): stale output leaked", res, rec.kinds())
+		t.Errorf("next turn %+v (events %v): stale output leaked", res, rec.Kinds())
 	}
 }
 
@@ -386,8 +365,8 @@ func TestFakeControlRequestsAnswered(t *testing.T) {
 			if res.Output != want {
 				t.Errorf("output %q, want %q", res.Output, want)
 			}
-			if mode == "permission" && !strings.Contains(strings.Join(rec.kinds(), ","), claude.EventStatus) {
-				t.Errorf("no status event for the denied prompt: %v", rec.kinds())
+			if mode == "permission" && !strings.Contains(strings.Join(rec.Kinds(), ","), claude.EventStatus) {
+				t.Errorf("no status event for the denied prompt: %v", rec.Kinds())
 			}
 		})
 	}

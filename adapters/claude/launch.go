@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,25 +38,25 @@ const (
 	defaultAnthropicKeyEnv = "ANTHROPIC_API_KEY"
 )
 
-// Dirs are a runtime's private directories, all under Root, itself under
+// privateDirs are a runtime's private directories, all under Root, itself under
 // the runtime's home (FABRIC_HOME): <home>/claude, with HOME and TMPDIR
 // (removed at stop) inside.
-type Dirs struct {
+type privateDirs struct {
 	adapterkit.Dirs
 	Config string // CLAUDE_CONFIG_DIR (Home/.claude)
 }
 
-// NewDirs lays out the private directories under home.
-func NewDirs(home string) Dirs {
+// newPrivateDirs lays out the private directories under home.
+func newPrivateDirs(home string) privateDirs {
 	d := adapterkit.DirsUnder(home, "claude")
-	return Dirs{Dirs: d, Config: filepath.Join(d.Home, ".claude")}
+	return privateDirs{Dirs: d, Config: filepath.Join(d.Home, ".claude")}
 }
 
 // launchInput is everything the translation reads.
 type launchInput struct {
 	Config   contract.AgentConfig
 	Settings Settings
-	Dirs     Dirs
+	Dirs     privateDirs
 	// Environ is the host's environment (os.Environ()); the key is read
 	// from it and the child's environment starts from it.
 	Environ []string
@@ -75,7 +76,7 @@ type launch struct {
 	Files map[string][]byte
 	// Links are symlinks to create: link path -> target (skills).
 	Links map[string]string
-	// Dirs to create (0700) besides Dirs' own.
+	// privateDirs to create (0700) besides Dirs' own.
 	MkDirs []string
 	// Model is the model id passed with --model ("" for the default).
 	Model string
@@ -101,7 +102,7 @@ func settingSources(s Settings, userSkills bool) []string {
 func buildLaunch(in launchInput) (*launch, error) {
 	l := &launch{Files: map[string][]byte{}, Links: map[string]string{}}
 	s := in.Settings
-	args := []string{
+	l.Args = []string{
 		"-p",
 		"--input-format", "stream-json",
 		"--output-format", "stream-json",
@@ -110,129 +111,167 @@ func buildLaunch(in launchInput) (*launch, error) {
 		"--no-session-persistence",
 		"--permission-mode", s.PermissionMode,
 	}
-
-	role, model, err := adapterkit.Model(in.Config)
-	if err != nil && !errors.Is(err, adapterkit.ErrNoModel) {
-		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
-	}
 	env := map[string]string{} // set over the host's environment
-	for k, v := range s.Env {
-		env[k] = v
+	maps.Copy(env, s.Env)
+	maps.Copy(env, in.TelemetryEnv)
+	if err := l.model(in, env); err != nil {
+		return nil, err
 	}
-	for k, v := range in.TelemetryEnv {
-		env[k] = v
-	}
-	if role != "" {
-		l.Model = model.Model
-		args = append(args, "--model", model.Model)
-		if model.BaseURL != nil && strings.TrimSpace(*model.BaseURL) != "" {
-			env["ANTHROPIC_BASE_URL"] = anthropicBaseURL(*model.BaseURL)
-		}
-		keyEnv := ""
-		if model.APIKeyEnv != nil {
-			keyEnv = *model.APIKeyEnv
-		}
-		switch {
-		case keyEnv != "":
-			v, ok := lookup(in.Environ, keyEnv)
-			if !ok || v == "" {
-				return nil, adapterkit.Errorf(CodeAPIKeyMissing, "the model key variable %s (models.%s.api_key_env) is not set", keyEnv, role)
-			}
-			l.KeyEnv, l.key = keyEnv, v
-		case model.Provider == "anthropic":
-			if v, ok := lookup(in.Environ, defaultAnthropicKeyEnv); ok && v != "" {
-				l.KeyEnv, l.key = defaultAnthropicKeyEnv, v
-			}
-		default:
-			return nil, adapterkit.Errorf(CodeInvalidConfig, "provider %q needs api_key_env and base_url", model.Provider)
-		}
-		if model.Provider != "anthropic" && (model.BaseURL == nil || strings.TrimSpace(*model.BaseURL) == "") {
-			return nil, adapterkit.Errorf(CodeInvalidConfig, "provider %q needs base_url", model.Provider)
-		}
-		if l.key != "" {
-			env["ANTHROPIC_API_KEY"] = l.key
-		}
-	} else if v, ok := lookup(in.Environ, defaultAnthropicKeyEnv); ok && v != "" {
-		l.KeyEnv, l.key = defaultAnthropicKeyEnv, v
-		env["ANTHROPIC_API_KEY"] = v
-	}
-
-	// Skills: the native skills directory of the private config dir (a
-	// user-source skill), or a session plugin with --bare, which does not
-	// read user skills.
-	skills, err := resolveSkills(in.Config.Skills)
+	userSkills, err := l.skills(in)
 	if err != nil {
-		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
+		return nil, err
 	}
-	userSkills := len(skills) > 0 && !s.Bare
-	if len(skills) > 0 {
-		skillDir := filepath.Join(in.Dirs.Config, "skills")
-		if s.Bare {
-			plugin := filepath.Join(in.Dirs.Root, "plugin")
-			skillDir = filepath.Join(plugin, "skills")
-			manifest, _ := json.Marshal(map[string]string{"name": "fabric", "version": "0.0.0", "description": "Skills configured through Fabric (skills.paths)"})
-			l.Files[filepath.Join(plugin, ".claude-plugin", "plugin.json")] = manifest
-			args = append(args, "--plugin-dir", plugin)
-		}
-		l.MkDirs = append(l.MkDirs, skillDir)
-		for _, sk := range skills {
-			l.Links[filepath.Join(skillDir, sk.name)] = sk.dir
-		}
-	}
-	args = append(args, "--setting-sources", strings.Join(settingSources(s, userSkills), ","))
+	l.Args = append(l.Args, "--setting-sources", strings.Join(settingSources(s, userSkills), ","))
 	if s.Bare {
-		args = append(args, "--bare")
+		l.Args = append(l.Args, "--bare")
 	}
 	if s.MaxBudgetUSD != nil {
-		args = append(args, "--max-budget-usd", strconv.FormatFloat(*s.MaxBudgetUSD, 'f', -1, 64))
+		l.Args = append(l.Args, "--max-budget-usd", strconv.FormatFloat(*s.MaxBudgetUSD, 'f', -1, 64))
 	}
 	if rt := in.Config.Runtime; rt != nil && rt.MaxTurns != nil {
-		args = append(args, "--max-turns", strconv.FormatUint(uint64(*rt.MaxTurns), 10))
+		l.Args = append(l.Args, "--max-turns", strconv.FormatUint(uint64(*rt.MaxTurns), 10))
 	}
 	if s.Effort != "" {
-		args = append(args, "--effort", s.Effort)
+		l.Args = append(l.Args, "--effort", s.Effort)
 	}
-	if ins := in.Config.Instructions; ins != nil && ins.System != nil && strings.TrimSpace(ins.System.Content) != "" {
-		path := filepath.Join(in.Dirs.Root, "system-prompt.md")
-		l.Files[path] = []byte(ins.System.Content)
-		switch ins.System.Mode {
-		case "", contract.InstructionMode("replace"):
-			args = append(args, "--system-prompt-file", path)
-		case contract.InstructionMode("append"):
-			args = append(args, "--append-system-prompt-file", path)
-		default:
-			return nil, adapterkit.Errorf(CodeInvalidConfig, "instructions.system.mode %q is not replace or append", ins.System.Mode)
-		}
+	if err := l.systemPrompt(in); err != nil {
+		return nil, err
 	}
+	if err := l.tools(in); err != nil {
+		return nil, err
+	}
+	fabricEnv(in, env)
+	l.Env = adapterkit.ChildEnv(in.Environ, ambient, environ(env)...)
+	return l, nil
+}
 
+// model passes the model role's model with --model and its base URL and
+// key in env; with no model role, the ambient Anthropic key is used.
+func (l *launch) model(in launchInput, env map[string]string) error {
+	role, model, err := adapterkit.Model(in.Config)
+	if err != nil && !errors.Is(err, adapterkit.ErrNoModel) {
+		return adapterkit.Wrap(CodeInvalidConfig, err)
+	}
+	if role == "" {
+		if v, ok := lookup(in.Environ, defaultAnthropicKeyEnv); ok && v != "" {
+			l.KeyEnv, l.key = defaultAnthropicKeyEnv, v
+			env["ANTHROPIC_API_KEY"] = v
+		}
+		return nil
+	}
+	l.Model = model.Model
+	l.Args = append(l.Args, "--model", model.Model)
+	if model.BaseURL != nil && strings.TrimSpace(*model.BaseURL) != "" {
+		env["ANTHROPIC_BASE_URL"] = anthropicBaseURL(*model.BaseURL)
+	}
+	keyEnv := ""
+	if model.APIKeyEnv != nil {
+		keyEnv = *model.APIKeyEnv
+	}
+	switch {
+	case keyEnv != "":
+		v, ok := lookup(in.Environ, keyEnv)
+		if !ok || v == "" {
+			return adapterkit.Errorf(CodeAPIKeyMissing, "the model key variable %s (models.%s.api_key_env) is not set", keyEnv, role)
+		}
+		l.KeyEnv, l.key = keyEnv, v
+	case model.Provider == "anthropic":
+		if v, ok := lookup(in.Environ, defaultAnthropicKeyEnv); ok && v != "" {
+			l.KeyEnv, l.key = defaultAnthropicKeyEnv, v
+		}
+	default:
+		return adapterkit.Errorf(CodeInvalidConfig, "provider %q needs api_key_env and base_url", model.Provider)
+	}
+	if model.Provider != "anthropic" && (model.BaseURL == nil || strings.TrimSpace(*model.BaseURL) == "") {
+		return adapterkit.Errorf(CodeInvalidConfig, "provider %q needs base_url", model.Provider)
+	}
+	if l.key != "" {
+		env["ANTHROPIC_API_KEY"] = l.key
+	}
+	return nil
+}
+
+// skills links the configured skills into the native skills directory of
+// the private config dir (a user-source skill, so userSkills), or into a
+// session plugin with --bare, which does not read user skills.
+func (l *launch) skills(in launchInput) (userSkills bool, err error) {
+	skills, err := resolveSkills(in.Config.Skills)
+	if err != nil {
+		return false, adapterkit.Wrap(CodeInvalidConfig, err)
+	}
+	if len(skills) == 0 {
+		return false, nil
+	}
+	skillDir := filepath.Join(in.Dirs.Config, "skills")
+	if in.Settings.Bare {
+		plugin := filepath.Join(in.Dirs.Root, "plugin")
+		skillDir = filepath.Join(plugin, "skills")
+		manifest, _ := json.Marshal(map[string]string{"name": "fabric", "version": "0.0.0", "description": "Skills configured through Fabric (skills.paths)"})
+		l.Files[filepath.Join(plugin, ".claude-plugin", "plugin.json")] = manifest
+		l.Args = append(l.Args, "--plugin-dir", plugin)
+	}
+	l.MkDirs = append(l.MkDirs, skillDir)
+	for _, sk := range skills {
+		l.Links[filepath.Join(skillDir, sk.name)] = sk.dir
+	}
+	return !in.Settings.Bare, nil
+}
+
+// systemPrompt writes the system instructions to a file that replaces or
+// extends claude's system prompt.
+func (l *launch) systemPrompt(in launchInput) error {
+	ins := in.Config.Instructions
+	if ins == nil || ins.System == nil || strings.TrimSpace(ins.System.Content) == "" {
+		return nil
+	}
+	path := filepath.Join(in.Dirs.Root, "system-prompt.md")
+	l.Files[path] = []byte(ins.System.Content)
+	switch ins.System.Mode {
+	case "", contract.InstructionMode("replace"):
+		l.Args = append(l.Args, "--system-prompt-file", path)
+	case contract.InstructionMode("append"):
+		l.Args = append(l.Args, "--append-system-prompt-file", path)
+	default:
+		return adapterkit.Errorf(CodeInvalidConfig, "instructions.system.mode %q is not replace or append", ins.System.Mode)
+	}
+	return nil
+}
+
+// tools passes the tool policy and the MCP servers (a strict --mcp-config
+// file) as claude's tool flags.
+func (l *launch) tools(in launchInput) error {
 	allowed, disallowed, builtins, restrict := toolPolicy(in.Config.Tools)
 	if in.Config.MCP != nil && len(in.Config.MCP.Servers) > 0 {
 		doc, mAllowed, mDisallowed, err := mcpConfig(in.Config.MCP.Servers)
 		if err != nil {
-			return nil, adapterkit.Wrap(CodeInvalidConfig, err)
+			return adapterkit.Wrap(CodeInvalidConfig, err)
 		}
 		path := filepath.Join(in.Dirs.Root, "mcp.json")
 		b, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
-			return nil, adapterkit.Errorf(CodeInvalidConfig, "mcp: %w", err)
+			return adapterkit.Errorf(CodeInvalidConfig, "mcp: %w", err)
 		}
 		l.Files[path] = b
-		args = append(args, "--mcp-config", path, "--strict-mcp-config")
+		l.Args = append(l.Args, "--mcp-config", path, "--strict-mcp-config")
 		allowed = appendUnique(allowed, mAllowed...)
 		disallowed = appendUnique(disallowed, mDisallowed...)
 	}
 	if restrict {
-		args = append(args, "--tools", strings.Join(builtins, ","))
+		l.Args = append(l.Args, "--tools", strings.Join(builtins, ","))
 	}
 	if len(allowed) > 0 {
-		args = append(args, "--allowedTools", strings.Join(allowed, ","))
+		l.Args = append(l.Args, "--allowedTools", strings.Join(allowed, ","))
 	}
 	if len(disallowed) > 0 {
-		args = append(args, "--disallowedTools", strings.Join(disallowed, ","))
+		l.Args = append(l.Args, "--disallowedTools", strings.Join(disallowed, ","))
 	}
-	l.Args = args
+	return nil
+}
 
-	// Fabric's own variables win over everything above.
+// fabricEnv sets Fabric's own variables in env, over everything else: the
+// private directories, claude's offline switches, its retries and, for a
+// root host in bypassPermissions mode, IS_SANDBOX.
+func fabricEnv(in launchInput, env map[string]string) {
 	for _, kv := range in.Dirs.Env() {
 		k, v, _ := strings.Cut(kv, "=")
 		env[k] = v
@@ -243,14 +282,12 @@ func buildLaunch(in launchInput) (*launch, error) {
 	env["DISABLE_TELEMETRY"] = "1"
 	env["DISABLE_ERROR_REPORTING"] = "1"
 	env["DISABLE_BUG_COMMAND"] = "1"
-	if s.MaxRetries != nil {
-		env["CLAUDE_CODE_MAX_RETRIES"] = strconv.Itoa(*s.MaxRetries)
+	if in.Settings.MaxRetries != nil {
+		env["CLAUDE_CODE_MAX_RETRIES"] = strconv.Itoa(*in.Settings.MaxRetries)
 	}
-	if in.IsRoot && s.PermissionMode == PermissionBypass {
+	if in.IsRoot && in.Settings.PermissionMode == PermissionBypass {
 		env["IS_SANDBOX"] = "1"
 	}
-	l.Env = adapterkit.ChildEnv(in.Environ, ambient, environ(env)...)
-	return l, nil
 }
 
 // anthropicBaseURL turns a configured base URL into ANTHROPIC_BASE_URL:
@@ -460,7 +497,7 @@ func isDir(p string) bool {
 }
 
 // prepare creates the private directories, files and links of l.
-func (l *launch) prepare(d Dirs) error {
+func (l *launch) prepare(d privateDirs) error {
 	for _, dir := range append([]string{d.Root, d.Home, d.Config, d.Tmp}, l.MkDirs...) {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err

@@ -32,7 +32,7 @@ func envMap(env []string) map[string]string {
 	return m
 }
 
-var testDirs = NewDirs("/fabric/home")
+var testDirs = newPrivateDirs("/fabric/home")
 
 func baseModel() map[string]contract.AgentModel {
 	return map[string]contract.AgentModel{"default": {
@@ -343,7 +343,7 @@ func TestParseSettings(t *testing.T) {
 		}
 	}
 	s, _ := parseSettings(nil)
-	if s.PermissionMode != PermissionDefault || s.initializeTimeout() != DefaultInitializeTimeout {
+	if s.PermissionMode != PermissionDefault || s.initializeTimeout() != defaultInitializeTimeout {
 		t.Errorf("defaults %+v", s)
 	}
 }
@@ -396,13 +396,13 @@ func TestResolveBinary(t *testing.T) {
 	if got, err := resolveBinary(noEnv, "/nonexistent"+string(filepath.ListSeparator)+plain); err != nil || got != filepath.Join(plain, "claude") {
 		t.Errorf("plain: %q, %v", got, err)
 	}
-	env := func(k string) (string, bool) { return filepath.Join(plain, "claude"), k == EnvBinary }
+	env := func(k string) (string, bool) { return filepath.Join(plain, "claude"), k == envBinary }
 	if got, err := resolveBinary(env, binDir); err != nil || got != filepath.Join(plain, "claude") {
-		t.Errorf("%s: %q, %v", EnvBinary, got, err)
+		t.Errorf("%s: %q, %v", envBinary, got, err)
 	}
-	bad := func(k string) (string, bool) { return "/nonexistent/claude", k == EnvBinary }
+	bad := func(k string) (string, bool) { return "/nonexistent/claude", k == envBinary }
 	if _, err := resolveBinary(bad, binDir); err == nil {
-		t.Errorf("a missing %s accepted", EnvBinary)
+		t.Errorf("a missing %s accepted", envBinary)
 	}
 	if _, err := resolveBinary(noEnv, t.TempDir()); err == nil {
 		t.Error("found claude on an empty PATH")

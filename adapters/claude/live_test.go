@@ -9,27 +9,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/claude"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
-
-// eventLog collects an invocation's events.
-type eventLog struct {
-	mu  sync.Mutex
-	evs []contract.FabricEvent
-}
-
-func (e *eventLog) add(ev contract.FabricEvent) {
-	e.mu.Lock()
-	e.evs = append(e.evs, ev)
-	e.mu.Unlock()
-}
 
 func kinds(evs []contract.FabricEvent) []string {
 	var out []string
@@ -182,27 +170,7 @@ func TestLiveCancelSlowStream(t *testing.T) {
 	defer cancel()
 	rt := l.Start(l.config(nil, nil))
 
-	ictx, icancel := context.WithCancel(ctx)
-	defer icancel()
-	var once sync.Once
-	var cancelAt time.Time
-	log := &eventLog{}
-	res, err := rt.Invoke(ictx, "STUBSLOW: take your time", fabric.WithEvents(func(ev contract.FabricEvent) {
-		log.add(ev)
-		if ev.Kind == claude.EventOutputDelta {
-			once.Do(func() {
-				cancelAt = time.Now()
-				icancel()
-			})
-		}
-	}))
-	took := time.Since(cancelAt)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cancelAt.IsZero() {
-		t.Fatalf("no output_delta before the end: %v", kinds(log.evs))
-	}
+	res, took := harnesstest.CancelOnEvent(t, rt, "STUBSLOW: take your time", claude.EventOutputDelta)
 	if res.Status != contract.StatusCancelled {
 		t.Fatalf("status %s, error %+v, want cancelled", res.Status, res.Error)
 	}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,10 +21,10 @@ import (
 
 // Timing of the session.
 const (
-	// CancelWait bounds the wait for the result of an interrupted turn; it
+	// cancelWait bounds the wait for the result of an interrupted turn; it
 	// stays below the core's cancel grace so that the turn ends as
 	// cancelled rather than being cut off.
-	CancelWait = 1500 * time.Millisecond
+	cancelWait = 1500 * time.Millisecond
 	// exitWait is how long Stop waits for claude to exit on end of stdin
 	// before it stops the process group.
 	exitWait = time.Second
@@ -61,7 +60,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if t := in.RuntimeContext.Telemetry; t != nil {
 		tel = t.Env
 	}
-	dirs := NewDirs(in.Home)
+	dirs := newPrivateDirs(in.Home)
 	l, err := buildLaunch(launchInput{Config: in.Config, Settings: set, Dirs: dirs, Environ: environ, IsRoot: os.Geteuid() == 0, TelemetryEnv: tel})
 	if err != nil {
 		return nil, err
@@ -111,13 +110,11 @@ func workspace(in adapterkit.StartInput) string {
 // session is one running claude process.
 type session struct {
 	proc   *proc.Process
-	stdin  *os.File
+	stdin  *adapterkit.LineWriter
 	stdout *os.File
-	dirs   Dirs
+	dirs   privateDirs
 	scrub  scrubber
 	logger *slog.Logger
-
-	wmu sync.Mutex // serializes writes to stdin
 
 	mu        sync.Mutex
 	pending   map[string]chan controlReply // our control requests by id
@@ -163,49 +160,21 @@ func (t *turn) text() string {
 	return t.lastText
 }
 
-func start(ctx context.Context, bin string, l *launch, dirs Dirs, dir string, logger *slog.Logger) (*session, error) {
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
-	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
-	}
-	p, err := proc.Start(ctx, proc.Spec{
+func start(ctx context.Context, bin string, l *launch, dirs privateDirs, dir string, logger *slog.Logger) (*session, error) {
+	p, stdinW, stdoutR, err := adapterkit.StartPiped(ctx, proc.Spec{
 		Path: bin, Args: l.Args, Dir: dir, Env: l.Env,
-		Stdin: stdinR, Stdout: stdoutW, Stderr: os.Stderr,
-		Grace: termGrace,
+		Stderr: os.Stderr,
+		Grace:  termGrace,
 	})
-	stdinR.Close()
-	stdoutW.Close()
 	if err != nil {
-		stdinW.Close()
-		stdoutR.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "start %s: %w", bin, err)
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	s := &session{
-		proc: p, stdin: stdinW, stdout: stdoutR, dirs: dirs, scrub: scrubber{secret: l.key}, logger: logger,
+		proc: p, stdin: adapterkit.NewLineWriter(stdinW, writeTimeout), stdout: stdoutR, dirs: dirs, scrub: scrubber{secret: l.key}, logger: logger,
 		pending: map[string]chan controlReply{}, readerDone: make(chan struct{}),
 	}
 	go s.read()
 	return s, nil
-}
-
-// write sends one JSON line to claude's stdin.
-func (s *session) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_ = s.stdin.SetWriteDeadline(time.Now().Add(writeTimeout))
-	_, err = s.stdin.Write(b)
-	return err
 }
 
 // control sends a control request and waits for its response.
@@ -220,7 +189,7 @@ func (s *session) control(ctx context.Context, req map[string]any) (json.RawMess
 		delete(s.pending, id)
 		s.mu.Unlock()
 	}()
-	if err := s.write(map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
+	if err := s.stdin.Send(map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
 		return nil, fmt.Errorf("write %s: %w", req["subtype"], err)
 	}
 	select {
@@ -341,14 +310,14 @@ func (s *session) answer(m *message) {
 		t := s.turn
 		s.mu.Unlock()
 		if t != nil {
-			t.events.Emit(adapterkit.Event{Kind: EventStatus, Message: "permission denied: " + req.ToolName,
+			t.events.Emit(adapterkit.Event{Kind: eventStatus, Message: "permission denied: " + req.ToolName,
 				Metadata: map[string]any{"subtype": "permission_denied", "tool_name": req.ToolName, "reason": "no approver"}})
 		}
 	default:
 		reply["subtype"] = "error"
 		reply["error"] = fmt.Sprintf("Fabric does not handle control request %q", req.Subtype)
 	}
-	if err := s.write(map[string]any{"type": "control_response", "response": reply}); err != nil {
+	if err := s.stdin.Send(map[string]any{"type": "control_response", "response": reply}); err != nil {
 		s.logger.Warn("claude: answering a control request failed", "subtype", req.Subtype, "err", err)
 	}
 }
@@ -366,17 +335,7 @@ func (s *session) gone() error {
 	select {
 	case <-s.readerDone:
 		s.broken.Store(true)
-		msg := "claude exited"
-		t := time.NewTimer(500 * time.Millisecond) // its output ends just before it is reaped
-		select {
-		case <-s.proc.Done():
-		case <-t.C:
-		}
-		t.Stop()
-		if info, ok := s.proc.ExitState(); ok {
-			msg += " (" + info.String() + ")"
-		}
-		return &adapterkit.Error{Code: CodeExited, Message: msg}
+		return adapterkit.ExitedError(CodeExited, "claude", s.proc, 500*time.Millisecond)
 	default:
 		return nil
 	}
@@ -406,7 +365,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		"session_id":         "",
 		"uuid":               t.uuid,
 	}
-	if err := s.write(msg); err != nil {
+	if err := s.stdin.Send(msg); err != nil {
 		if gerr := s.gone(); gerr != nil {
 			return contract.AgentRunResult{}, gerr
 		}
@@ -428,11 +387,11 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 
 	// Cancelled: interrupt the turn and wait a bounded time for its end.
 	t.interrupted.Store(true)
-	if err := s.write(map[string]any{"type": "control_request", "request_id": fmt.Sprintf("fabric-%d", s.seq.Add(1)),
+	if err := s.stdin.Send(map[string]any{"type": "control_request", "request_id": fmt.Sprintf("fabric-%d", s.seq.Add(1)),
 		"request": map[string]any{"subtype": "interrupt"}}); err != nil {
 		s.logger.Warn("claude: sending interrupt failed", "err", err)
 	}
-	timer := time.NewTimer(CancelWait)
+	timer := time.NewTimer(cancelWait)
 	defer timer.Stop()
 	select {
 	case e := <-t.done:
@@ -460,16 +419,12 @@ func (s *session) result(t *turn, e turnEnd) contract.AgentRunResult {
 // Health: live while claude runs, active once it answered initialize,
 // ready while active and no turn found it broken.
 func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
-	h := adapterkit.Health{Source: "claude", Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli()}
 	s.mu.Lock()
 	busy, sid := s.turn != nil, s.sessionID
 	s.mu.Unlock()
-	if busy {
-		h.Activity = contract.ActivityBusy
-	}
-	h.Metadata = map[string]any{"pid": s.proc.Pid()}
+	md := map[string]any{"pid": s.proc.Pid()}
 	if sid != "" {
-		h.Metadata["session_id"] = sid
+		md["session_id"] = sid
 	}
 	_, exited := s.proc.ExitState()
 	select {
@@ -477,64 +432,23 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 		exited = true
 	default:
 	}
-	if exited {
-		h.Activity = contract.ActivityStopped
-	}
-	fail := func(reason, msg string) (adapterkit.Health, error) {
-		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, reason, msg
-		return h, nil
-	}
-	switch level {
-	case contract.LevelLive:
-	case contract.LevelActive, contract.LevelReady:
-		if !exited && !s.initialized.Load() {
-			return fail(contract.ReasonSessionClosed, "claude has not answered initialize")
-		}
-	default:
-		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
-		return h, nil
-	}
-	if exited {
-		return fail(contract.ReasonAgentExited, "claude exited")
-	}
-	if level == contract.LevelReady && s.broken.Load() {
-		return fail(contract.ReasonHealthFailed, "claude stopped taking input")
-	}
-	h.Outcome = contract.OutcomePassed
-	return h, nil
+	return adapterkit.HarnessHealth{Source: "claude", Busy: busy, Exited: exited, Metadata: md, Rungs: []adapterkit.HealthRung{
+		{Level: contract.LevelLive, Failed: exited, Reason: contract.ReasonAgentExited, Message: "claude exited"},
+		{Level: contract.LevelActive, Failed: !s.initialized.Load(), Reason: contract.ReasonSessionClosed, Message: "claude has not answered initialize"},
+		{Level: contract.LevelReady, Failed: s.broken.Load(), Reason: contract.ReasonHealthFailed, Message: "claude stopped taking input"},
+	}}.Check(level), nil
 }
 
 // Stop closes claude's stdin, gives it a moment to exit, stops its whole
 // process group and removes the private directories.
 func (s *session) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
-		s.wmu.Lock()
-		_ = s.stdin.Close()
-		s.wmu.Unlock()
-		t := time.NewTimer(exitWait)
-		select {
-		case <-s.proc.Done():
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		err := s.proc.Stop(ctx)
-		r := time.NewTimer(readerWait)
-		select {
-		case <-s.readerDone:
-		case <-r.C:
-			_ = s.stdout.Close() // unblock the reader
-			<-s.readerDone
-		}
-		r.Stop()
-		_ = s.stdout.Close()
-		if rerr := os.RemoveAll(s.dirs.Tmp); rerr != nil && err == nil {
-			err = rerr
-		}
-		if rerr := os.RemoveAll(s.dirs.Root); rerr != nil && err == nil {
-			err = fmt.Errorf("remove %s: %w", filepath.Base(s.dirs.Root), rerr)
-		}
-		s.stopErr = err
+		s.stopErr = adapterkit.HarnessStop{
+			CloseInput: func() { _ = s.stdin.Close() },
+			Proc:       s.proc, ExitWait: exitWait,
+			Output: s.stdout, OutputDone: s.readerDone, OutputWait: readerWait,
+			Remove: s.dirs.Root,
+		}.Run(ctx)
 	})
 	return s.stopErr
 }

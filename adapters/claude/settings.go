@@ -26,8 +26,8 @@ const (
 	SourceLocal   = "local"
 )
 
-// DefaultInitializeTimeout bounds the wait for the answer to initialize.
-const DefaultInitializeTimeout = 60 * time.Second
+// defaultInitializeTimeout bounds the wait for the answer to initialize.
+const defaultInitializeTimeout = 60 * time.Second
 
 // Settings are the adapter's settings (AgentConfig.Harness.Settings); the
 // descriptor's settings_schema describes the same fields and the plan
@@ -52,13 +52,13 @@ type Settings struct {
 	// variables win over it.
 	Env map[string]string `json:"env,omitempty"`
 	// InitializeTimeoutSeconds bounds the wait for the initialize answer
-	// (default DefaultInitializeTimeout).
+	// (default 60 seconds).
 	InitializeTimeoutSeconds *float64 `json:"initialize_timeout_seconds,omitempty"`
 }
 
 func (s Settings) initializeTimeout() time.Duration {
 	if s.InitializeTimeoutSeconds == nil {
-		return DefaultInitializeTimeout
+		return defaultInitializeTimeout
 	}
 	return time.Duration(*s.InitializeTimeoutSeconds * float64(time.Second))
 }

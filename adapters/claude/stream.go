@@ -12,11 +12,11 @@ import (
 
 // Event kinds the adapter emits.
 const (
-	EventOutputDelta    = "output_delta"
-	EventReasoningDelta = "reasoning_delta"
-	EventToolCall       = "tool_call"
-	EventToolResult     = "tool_result"
-	EventStatus         = "status"
+	eventOutputDelta    = "output_delta"
+	eventReasoningDelta = "reasoning_delta"
+	eventToolCall       = "tool_call"
+	eventToolResult     = "tool_result"
+	eventStatus         = "status"
 )
 
 // maxEventText bounds the text of a tool_result event (the full result
@@ -175,11 +175,11 @@ func (sc scrubber) events(m *message) (evs []adapterkit.Event, assistantText str
 		switch ev.Delta.Type {
 		case "text_delta":
 			if ev.Delta.Text != "" {
-				evs = append(evs, adapterkit.Event{Kind: EventOutputDelta, Message: sc.text(ev.Delta.Text), Metadata: meta("index", ev.Index)})
+				evs = append(evs, adapterkit.Event{Kind: eventOutputDelta, Message: sc.text(ev.Delta.Text), Metadata: meta("index", ev.Index)})
 			}
 		case "thinking_delta":
 			if ev.Delta.Thinking != "" {
-				evs = append(evs, adapterkit.Event{Kind: EventReasoningDelta, Message: sc.text(ev.Delta.Thinking), Metadata: meta("index", ev.Index)})
+				evs = append(evs, adapterkit.Event{Kind: eventReasoningDelta, Message: sc.text(ev.Delta.Thinking), Metadata: meta("index", ev.Index)})
 			}
 		}
 	case "assistant":
@@ -195,7 +195,7 @@ func (sc scrubber) events(m *message) (evs []adapterkit.Event, assistantText str
 			case "tool_use", "server_tool_use", "mcp_tool_use":
 				var input any
 				_ = json.Unmarshal(b.Input, &input)
-				evs = append(evs, adapterkit.Event{Kind: EventToolCall, Message: b.Name,
+				evs = append(evs, adapterkit.Event{Kind: eventToolCall, Message: b.Name,
 					Metadata: meta("name", b.Name, "id", b.ID, "input", sc.value(input))})
 			}
 		}
@@ -215,7 +215,7 @@ func (sc scrubber) events(m *message) (evs []adapterkit.Event, assistantText str
 				continue
 			}
 			out := truncate(sc.text(toolResultText(b.Content)), maxEventText)
-			evs = append(evs, adapterkit.Event{Kind: EventToolResult, Message: out,
+			evs = append(evs, adapterkit.Event{Kind: eventToolResult, Message: out,
 				Metadata: meta("tool_use_id", b.ToolUseID, "is_error", b.IsError)})
 		}
 	case "system":
@@ -256,7 +256,7 @@ func (sc scrubber) events(m *message) (evs []adapterkit.Event, assistantText str
 			}
 			msg = "permission denied: " + m.ToolName
 		}
-		evs = append(evs, adapterkit.Event{Kind: EventStatus, Message: msg, Metadata: md})
+		evs = append(evs, adapterkit.Event{Kind: eventStatus, Message: msg, Metadata: md})
 	}
 	return evs, assistantText
 }

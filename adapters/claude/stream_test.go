@@ -47,7 +47,7 @@ func TestCapturedTurn(t *testing.T) {
 		}
 		for _, e := range evs {
 			kinds = append(kinds, e.Kind)
-			if e.Kind == EventOutputDelta {
+			if e.Kind == eventOutputDelta {
 				deltas += e.Message
 			}
 		}
@@ -61,7 +61,7 @@ func TestCapturedTurn(t *testing.T) {
 	if deltas != "The answer is 4." || text != "The answer is 4." {
 		t.Errorf("deltas %q, assistant text %q", deltas, text)
 	}
-	if kinds[0] != EventStatus || kinds[1] != EventStatus {
+	if kinds[0] != eventStatus || kinds[1] != eventStatus {
 		t.Errorf("kinds %v", kinds)
 	}
 	u := res.Usage

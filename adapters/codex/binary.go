@@ -11,18 +11,18 @@ import (
 	"strings"
 )
 
-// EnvBinary names the variable that overrides which codex binary runs.
-const EnvBinary = "FABRIC_CODEX_BIN"
+// envBinary names the variable that overrides which codex binary runs.
+const envBinary = "FABRIC_CODEX_BIN"
 
-// ResolveBinary finds the codex binary: $FABRIC_CODEX_BIN, else `codex` on
+// resolveBinary finds the codex binary: $FABRIC_CODEX_BIN, else `codex` on
 // path (a PATH value). When that is the npm package's JavaScript launcher
 // (node_modules/.bin/codex -> @openai/codex/bin/codex.js), the native binary
 // the package vendors is returned instead, which saves a Node process per
 // runtime; the launcher itself is the fallback.
-func ResolveBinary(getenv func(string) string, path string) (string, error) {
-	if p := getenv(EnvBinary); p != "" {
+func resolveBinary(getenv func(string) string, path string) (string, error) {
+	if p := getenv(envBinary); p != "" {
 		if !isExecutable(p) {
-			return "", fmt.Errorf("%s=%s is not an executable file", EnvBinary, p)
+			return "", fmt.Errorf("%s=%s is not an executable file", envBinary, p)
 		}
 		return p, nil
 	}
@@ -37,7 +37,7 @@ func ResolveBinary(getenv func(string) string, path string) (string, error) {
 		}
 	}
 	if found == "" {
-		return "", fmt.Errorf("codex not found on PATH (install @openai/codex, or set %s): %w", EnvBinary, exec.ErrNotFound)
+		return "", fmt.Errorf("codex not found on PATH (install @openai/codex, or set %s): %w", envBinary, exec.ErrNotFound)
 	}
 	if native := nativeFor(found); native != "" {
 		return native, nil

@@ -30,17 +30,17 @@ const (
 	ApprovalAutoReview = "auto_review"
 )
 
-// ProviderID is the name of the model provider the adapter defines in
+// providerID is the name of the model provider the adapter defines in
 // Codex's config (model_providers.fabric). config_overrides may refine it,
 // for example model_providers.fabric.request_max_retries.
-const ProviderID = "fabric"
+const providerID = "fabric"
 
-// OpenAIBaseURL is the base URL used for provider "openai" without base_url.
-const OpenAIBaseURL = "https://api.openai.com/v1"
+// openAIBaseURL is the base URL used for provider "openai" without base_url.
+const openAIBaseURL = "https://api.openai.com/v1"
 
-// DefaultOpenAIKeyEnv is the key variable for provider "openai" without
+// defaultOpenAIKeyEnv is the key variable for provider "openai" without
 // api_key_env.
-const DefaultOpenAIKeyEnv = "OPENAI_API_KEY"
+const defaultOpenAIKeyEnv = "OPENAI_API_KEY"
 
 // Settings are the adapter's settings (harness.settings); the descriptor's
 // settings_schema describes the same fields.
@@ -61,10 +61,10 @@ var (
 	mcpName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
 )
 
-// ParseSettings decodes and checks harness settings (the plan has already
+// parseSettings decodes and checks harness settings (the plan has already
 // validated them against the descriptor; this is the host's own guard) and
 // fills in the defaults.
-func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
+func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	var s Settings
 	if err := adapterkit.DecodeSettings(h, &s); err != nil {
 		return s, err
@@ -99,23 +99,23 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	return s, nil
 }
 
-// Model is the model role the runtime uses, resolved to what Codex needs.
-type Model struct {
+// modelRole is the model role the runtime uses, resolved to what Codex needs.
+type modelRole struct {
 	Role      string
 	Provider  string
 	Model     string
-	BaseURL   string // never empty: OpenAIBaseURL for provider openai without one
-	APIKeyEnv string // never empty: DefaultOpenAIKeyEnv for provider openai without one
+	BaseURL   string // never empty: openAIBaseURL for provider openai without one
+	APIKeyEnv string // never empty: defaultOpenAIKeyEnv for provider openai without one
 }
 
-// SelectModel picks the model role ("default", else the only one) and
+// selectModel picks the model role ("default", else the only one) and
 // resolves its provider.
-func SelectModel(models map[string]contract.AgentModel) (Model, error) {
+func selectModel(models map[string]contract.AgentModel) (modelRole, error) {
 	role, am, err := adapterkit.Model(contract.AgentConfig{Models: models})
 	if err != nil {
-		return Model{}, err
+		return modelRole{}, err
 	}
-	m := Model{Role: role, Provider: am.Provider, Model: am.Model}
+	m := modelRole{Role: role, Provider: am.Provider, Model: am.Model}
 	if am.BaseURL != nil {
 		m.BaseURL = strings.TrimSpace(*am.BaseURL)
 	}
@@ -128,10 +128,10 @@ func SelectModel(models map[string]contract.AgentModel) (Model, error) {
 		return m, fmt.Errorf("%s.model: required", path)
 	case m.Provider == "openai":
 		if m.BaseURL == "" {
-			m.BaseURL = OpenAIBaseURL
+			m.BaseURL = openAIBaseURL
 		}
 		if m.APIKeyEnv == "" {
-			m.APIKeyEnv = DefaultOpenAIKeyEnv
+			m.APIKeyEnv = defaultOpenAIKeyEnv
 		}
 	case m.BaseURL == "" || m.APIKeyEnv == "":
 		return m, fmt.Errorf("%s: provider %q needs base_url and api_key_env (Codex speaks the OpenAI Responses API to base_url)", path, m.Provider)
@@ -160,18 +160,18 @@ var offlineArgs = []string{
 	"-c", `otel.metrics_exporter="none"`,
 }
 
-// Args returns the arguments of `codex` for one runtime: the app-server on
+// serverArgs returns the arguments of `codex` for one runtime: the app-server on
 // stdio, the offline switches, the provider and model, then the
 // config_overrides in key order (later -c values win in Codex, so the
 // overrides win over Fabric's). No secret is ever part of them: the key is
 // named by env_key and read by Codex from its environment.
-func Args(m Model, s Settings) ([]string, error) {
+func serverArgs(m modelRole, s Settings) ([]string, error) {
 	args := []string{"app-server", "--listen", "stdio://"}
 	args = append(args, offlineArgs...)
-	p := "model_providers." + ProviderID + "."
+	p := "model_providers." + providerID + "."
 	kv := func(k string, v string) { args = append(args, "-c", k+"="+v) }
-	kv("model_provider", tomlString(ProviderID))
-	kv(p+"name", tomlString(ProviderID))
+	kv("model_provider", tomlString(providerID))
+	kv(p+"name", tomlString(providerID))
 	kv(p+"base_url", tomlString(m.BaseURL))
 	kv(p+"env_key", tomlString(m.APIKeyEnv))
 	kv(p+"wire_api", tomlString("responses"))
@@ -197,7 +197,7 @@ func Args(m Model, s Settings) ([]string, error) {
 	return args, nil
 }
 
-// MCPConfig renders the MCP servers as Codex config.toml tables
+// mcpConfig renders the MCP servers as Codex config.toml tables
 // ([mcp_servers.<name>]). It goes into the runtime's private CODEX_HOME
 // (mode 0600) rather than onto the command line because env values and
 // headers may carry secrets. stdio servers get command/args/env (the
@@ -205,7 +205,7 @@ func Args(m Model, s Settings) ([]string, error) {
 // servers get url/http_headers; allowed_tools and blocked_tools become
 // enabled_tools and disabled_tools. It returns nil when there are no
 // servers.
-func MCPConfig(m *contract.AgentMCPConfig) ([]byte, error) {
+func mcpConfig(m *contract.AgentMCPConfig) ([]byte, error) {
 	if m == nil || len(m.Servers) == 0 {
 		return nil, nil
 	}
@@ -259,13 +259,13 @@ func MCPConfig(m *contract.AgentMCPConfig) ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
-// LinkSkills makes each configured skill visible in Codex's native user
+// linkSkills makes each configured skill visible in Codex's native user
 // skill directory (dir = $CODEX_HOME/skills) by symlinking it: a directory
 // holding SKILL.md is one skill; a directory without one is a collection
 // whose subdirectories holding SKILL.md are skills; a SKILL.md file names
 // its directory. Links are named after the skill's directory, with a numeric
 // suffix on collisions. It returns the link names.
-func LinkSkills(dir string, paths []string) ([]string, error) {
+func linkSkills(dir string, paths []string) ([]string, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
@@ -346,8 +346,8 @@ func approvalPolicy(mode string) (policy, reviewer string) {
 	return "never", "user"
 }
 
-// ThreadParams builds the thread/start parameters.
-func ThreadParams(cwd string, s Settings, instr *contract.AgentInstructionsConfig) map[string]any {
+// threadParams builds the thread/start parameters.
+func threadParams(cwd string, s Settings, instr *contract.AgentInstructionsConfig) map[string]any {
 	policy, reviewer := approvalPolicy(s.ApprovalMode)
 	p := map[string]any{
 		"cwd":               cwd,
@@ -367,8 +367,8 @@ func ThreadParams(cwd string, s Settings, instr *contract.AgentInstructionsConfi
 	return p
 }
 
-// TurnParams builds the turn/start parameters.
-func TurnParams(threadID, text string, s Settings) map[string]any {
+// turnParams builds the turn/start parameters.
+func turnParams(threadID, text string, s Settings) map[string]any {
 	p := map[string]any{
 		"threadId": threadID,
 		"input":    []any{map[string]any{"type": "text", "text": text}},

@@ -87,15 +87,15 @@ func TestArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			set, err := ParseSettings(&contract.AgentHarnessConfig{Settings: tt.settings})
+			set, err := parseSettings(&contract.AgentHarnessConfig{Settings: tt.settings})
 			if err != nil {
 				t.Fatal(err)
 			}
-			m, err := SelectModel(tt.models)
+			m, err := selectModel(tt.models)
 			if err != nil {
 				t.Fatal(err)
 			}
-			args, err := Args(m, set)
+			args, err := serverArgs(m, set)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,11 +122,11 @@ func TestArgs(t *testing.T) {
 // environment; Fabric only names the variable.
 func TestArgsNeverCarryTheKey(t *testing.T) {
 	t.Setenv("SECRET_KEY_VAR", "sk-value-never-in-argv")
-	m, err := SelectModel(map[string]contract.AgentModel{"default": {Provider: "x", Model: "m", APIKeyEnv: ptr("SECRET_KEY_VAR"), BaseURL: ptr("http://h/v1")}})
+	m, err := selectModel(map[string]contract.AgentModel{"default": {Provider: "x", Model: "m", APIKeyEnv: ptr("SECRET_KEY_VAR"), BaseURL: ptr("http://h/v1")}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	args, _ := Args(m, Settings{})
+	args, _ := serverArgs(m, Settings{})
 	if strings.Contains(strings.Join(args, " "), "sk-value-never-in-argv") {
 		t.Fatal("the key value is in argv")
 	}
@@ -150,7 +150,7 @@ func TestSelectModel(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := SelectModel(tt.models)
+			m, err := selectModel(tt.models)
 			if tt.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 					t.Fatalf("err %v, want %q", err, tt.wantErr)
@@ -165,7 +165,7 @@ func TestSelectModel(t *testing.T) {
 }
 
 func TestParseSettings(t *testing.T) {
-	s, err := ParseSettings(nil)
+	s, err := parseSettings(nil)
 	if err != nil || s.Sandbox != SandboxReadOnly || s.ApprovalMode != ApprovalDenyAll {
 		t.Fatalf("defaults %+v %v", s, err)
 	}
@@ -178,18 +178,18 @@ func TestParseSettings(t *testing.T) {
 		{"config_overrides": map[string]any{"a.b": []any{1}}},
 		{"config_overrides": map[string]any{"a.b": map[string]any{}}},
 	} {
-		if _, err := ParseSettings(&contract.AgentHarnessConfig{Settings: bad}); err == nil {
+		if _, err := parseSettings(&contract.AgentHarnessConfig{Settings: bad}); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}
 }
 
 func TestThreadAndTurnParams(t *testing.T) {
-	s, _ := ParseSettings(&contract.AgentHarnessConfig{Settings: map[string]any{
+	s, _ := parseSettings(&contract.AgentHarnessConfig{Settings: map[string]any{
 		"sandbox": "workspace-write", "developer_instructions": "dev", "service_tier": "flex",
 		"output_schema": map[string]any{"type": "object"},
 	}})
-	p := ThreadParams("/ws", s, &contract.AgentInstructionsConfig{System: &contract.AgentInstruction{Content: "base"}})
+	p := threadParams("/ws", s, &contract.AgentInstructionsConfig{System: &contract.AgentInstruction{Content: "base"}})
 	want := map[string]any{
 		"cwd": "/ws", "approvalPolicy": "never", "approvalsReviewer": "user", "sandbox": "workspace-write",
 		"baseInstructions": "base", "developerInstructions": "dev", "serviceTier": "flex",
@@ -198,17 +198,17 @@ func TestThreadAndTurnParams(t *testing.T) {
 		t.Errorf("thread params %v", p)
 	}
 	s.ApprovalMode = ApprovalAutoReview
-	if p := ThreadParams("/ws", s, nil); p["approvalPolicy"] != "on-request" || p["approvalsReviewer"] != "auto_review" || p["baseInstructions"] != nil {
+	if p := threadParams("/ws", s, nil); p["approvalPolicy"] != "on-request" || p["approvalsReviewer"] != "auto_review" || p["baseInstructions"] != nil {
 		t.Errorf("auto_review thread params %v", p)
 	}
-	tp := TurnParams("th", "hello", s)
+	tp := turnParams("th", "hello", s)
 	if tp["threadId"] != "th" || !reflect.DeepEqual(tp["input"], []any{map[string]any{"type": "text", "text": "hello"}}) || tp["outputSchema"] == nil {
 		t.Errorf("turn params %v", tp)
 	}
 }
 
 func TestMCPConfig(t *testing.T) {
-	got, err := MCPConfig(&contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{
+	got, err := mcpConfig(&contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{
 		"files": {
 			Transport: "stdio", URL: "mcp-server-filesystem", Args: []string{"--root", "/w s"},
 			Env: map[string]string{"TOKEN": `s"3`, "A": "1"}, AllowedTools: []string{"read"}, BlockedTools: []string{"write"},
@@ -235,7 +235,7 @@ enabled_tools = []
 	if string(got) != want {
 		t.Errorf("config.toml\n%s\nwant\n%s", got, want)
 	}
-	if b, err := MCPConfig(nil); b != nil || err != nil {
+	if b, err := mcpConfig(nil); b != nil || err != nil {
 		t.Errorf("no servers: %q %v", b, err)
 	}
 	for name, srv := range map[string]contract.AgentMCPServer{
@@ -245,7 +245,7 @@ enabled_tools = []
 		"hdrs":     {Transport: "stdio", URL: "x", CustomHeaders: map[string]string{"a": "b"}},
 		"httpenv":  {Transport: "streamable-http", URL: "http://h", Env: map[string]string{"a": "b"}},
 	} {
-		if _, err := MCPConfig(&contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{name: srv}}); err == nil {
+		if _, err := mcpConfig(&contract.AgentMCPConfig{Servers: map[string]contract.AgentMCPServer{name: srv}}); err == nil {
 			t.Errorf("%s accepted", name)
 		}
 	}
@@ -288,7 +288,7 @@ func TestLinkSkills(t *testing.T) {
 	os.MkdirAll(filepath.Join(src, "collection", "not-a-skill"), 0o755)
 	other := mk("two/review") // same base name as single
 	dst := filepath.Join(t.TempDir(), "skills")
-	names, err := LinkSkills(dst, []string{single, filepath.Join(src, "collection"), filepath.Join(other, "SKILL.md")})
+	names, err := linkSkills(dst, []string{single, filepath.Join(src, "collection"), filepath.Join(other, "SKILL.md")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,14 +299,14 @@ func TestLinkSkills(t *testing.T) {
 		t.Errorf("review-2 -> %s", target)
 	}
 	for _, bad := range []string{filepath.Join(src, "missing"), filepath.Join(src, "collection", "not-a-skill")} {
-		if _, err := LinkSkills(filepath.Join(t.TempDir(), "s"), []string{bad}); err == nil {
+		if _, err := linkSkills(filepath.Join(t.TempDir(), "s"), []string{bad}); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
 	}
 }
 
 func TestEnv(t *testing.T) {
-	env := Env([]string{"PATH=/bin", "HOME=/root", "FABRIC_HOST_CHANNEL_FD=3", "FABRIC_HOST_PROTOCOL=fabric.host/v2",
+	env := serverEnv([]string{"PATH=/bin", "HOME=/root", "FABRIC_HOST_CHANNEL_FD=3", "FABRIC_HOST_PROTOCOL=fabric.host/v2",
 		"FABRIC_BUNDLED_ADAPTER=nvidia.fabric.codex", "TMPDIR=/tmp", "MY_KEY=v", "FABRIC_CODEX_BIN=/x"}, "/p/home", "/p/home/.codex", "/p/tmp")
 	got := map[string]string{}
 	for _, kv := range env {
@@ -339,7 +339,7 @@ func TestResolveBinary(t *testing.T) {
 	noenv := func(string) string { return "" }
 
 	// Launcher only: it is used as is.
-	got, err := ResolveBinary(noenv, "/nonexistent"+string(os.PathListSeparator)+bin)
+	got, err := resolveBinary(noenv, "/nonexistent"+string(os.PathListSeparator)+bin)
 	if err != nil || got != filepath.Join(bin, "codex") {
 		t.Fatalf("launcher: %s, %v", got, err)
 	}
@@ -348,19 +348,19 @@ func TestResolveBinary(t *testing.T) {
 		native := filepath.Join(nm, "@openai", p, "vendor", triple, "bin", "codex")
 		os.MkdirAll(filepath.Dir(native), 0o755)
 		os.WriteFile(native, []byte("\x7fELF"), 0o755)
-		if got, err := ResolveBinary(noenv, bin); err != nil || got != native {
+		if got, err := resolveBinary(noenv, bin); err != nil || got != native {
 			t.Fatalf("native: %s, %v; want %s", got, err, native)
 		}
 	}
 	// FABRIC_CODEX_BIN wins; a bad one is an error.
 	exe, _ := os.Executable()
-	if got, err := ResolveBinary(func(k string) string { return map[string]string{EnvBinary: exe}[k] }, bin); err != nil || got != exe {
+	if got, err := resolveBinary(func(k string) string { return map[string]string{envBinary: exe}[k] }, bin); err != nil || got != exe {
 		t.Fatalf("override: %s, %v", got, err)
 	}
-	if _, err := ResolveBinary(func(string) string { return "/nonexistent/codex" }, bin); err == nil {
+	if _, err := resolveBinary(func(string) string { return "/nonexistent/codex" }, bin); err == nil {
 		t.Fatal("a missing override was accepted")
 	}
-	if _, err := ResolveBinary(noenv, t.TempDir()); err == nil {
+	if _, err := resolveBinary(noenv, t.TempDir()); err == nil {
 		t.Fatal("found codex in an empty PATH")
 	}
 }

@@ -11,6 +11,9 @@
 // selected model role; Codex reads the key from the variable api_key_env
 // names.
 //
+// The codex executable is $FABRIC_CODEX_BIN when set, else `codex` on
+// PATH.
+//
 // What the package must never do: write a model key anywhere (argv, files,
 // logs, events), let Codex reach a host other than the configured provider
 // on its own (plugin sync, analytics, update checks, telemetry are off),

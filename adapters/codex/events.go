@@ -13,14 +13,14 @@ import (
 
 // Event kinds the adapter emits.
 const (
-	EventOutputDelta    = "output_delta"
-	EventReasoningDelta = "reasoning_delta"
-	EventToolCall       = "tool_call"
-	EventToolResult     = "tool_result"
-	EventFileChange     = "file_change"
-	EventUsage          = "usage"
-	EventWarning        = "warning"
-	EventModelRetry     = "model_retry"
+	eventOutputDelta    = "output_delta"
+	eventReasoningDelta = "reasoning_delta"
+	eventToolCall       = "tool_call"
+	eventToolResult     = "tool_result"
+	eventFileChange     = "file_change"
+	eventUsage          = "usage"
+	eventWarning        = "warning"
+	eventModelRetry     = "model_retry"
 )
 
 // Error codes of failed results.
@@ -179,9 +179,9 @@ func (t *turn) handle(method string, p notification) {
 		t.mu.Lock()
 		t.text.WriteString(p.Delta)
 		t.mu.Unlock()
-		t.emit(EventOutputDelta, p.Delta, map[string]any{"item_id": p.ItemID})
+		t.emit(eventOutputDelta, p.Delta, map[string]any{"item_id": p.ItemID})
 	case "item/reasoning/summaryTextDelta", "item/reasoning/textDelta":
-		t.emit(EventReasoningDelta, p.Delta, map[string]any{"item_id": p.ItemID})
+		t.emit(eventReasoningDelta, p.Delta, map[string]any{"item_id": p.ItemID})
 	case "item/started":
 		if p.Item != nil {
 			t.itemStarted(p.Item)
@@ -197,7 +197,7 @@ func (t *turn) handle(method string, p notification) {
 			t.usage = &total
 			t.mu.Unlock()
 			d := total.minus(t.baseline)
-			t.emit(EventUsage, "", map[string]any{
+			t.emit(eventUsage, "", map[string]any{
 				"input_tokens": d.InputTokens, "output_tokens": d.OutputTokens, "total_tokens": d.TotalTokens,
 				"cached_input_tokens": d.CachedInputTokens, "reasoning_output_tokens": d.ReasoningOutputTokens,
 			})
@@ -212,11 +212,11 @@ func (t *turn) handle(method string, p notification) {
 				if s := httpStatus(p.Error.CodexErrorInfo); s > 0 {
 					md["http_status"] = s
 				}
-				t.emit(EventModelRetry, p.Error.Message, md)
+				t.emit(eventModelRetry, p.Error.Message, md)
 			}
 		}
 	case "warning":
-		t.emit(EventWarning, p.Message, nil)
+		t.emit(eventWarning, p.Message, nil)
 	case "turn/completed":
 		if p.Turn == nil {
 			return
@@ -235,7 +235,7 @@ func (t *turn) handle(method string, p notification) {
 func (t *turn) itemStarted(it *item) {
 	switch it.Type {
 	case "commandExecution":
-		t.emit(EventToolCall, it.Command, map[string]any{
+		t.emit(eventToolCall, it.Command, map[string]any{
 			"item_id": it.ID, "tool": "shell", "command": it.Command, "cwd": it.Cwd,
 		})
 	case "mcpToolCall":
@@ -243,9 +243,9 @@ func (t *turn) itemStarted(it *item) {
 		if len(it.Arguments) > 0 && string(it.Arguments) != "null" {
 			md["arguments"] = truncate(string(it.Arguments))
 		}
-		t.emit(EventToolCall, it.Server+"/"+it.Tool, md)
+		t.emit(eventToolCall, it.Server+"/"+it.Tool, md)
 	case "webSearch":
-		t.emit(EventToolCall, it.Query, map[string]any{"item_id": it.ID, "tool": "web_search", "query": it.Query})
+		t.emit(eventToolCall, it.Query, map[string]any{"item_id": it.ID, "tool": "web_search", "query": it.Query})
 	}
 }
 
@@ -266,7 +266,7 @@ func (t *turn) itemCompleted(it *item) {
 		if it.DurationMs != nil {
 			md["duration_ms"] = *it.DurationMs
 		}
-		t.emit(EventToolResult, it.Command, md)
+		t.emit(eventToolResult, it.Command, md)
 	case "fileChange":
 		changes := make([]any, 0, len(it.Changes))
 		paths := make([]string, 0, len(it.Changes))
@@ -278,15 +278,15 @@ func (t *turn) itemCompleted(it *item) {
 			changes = append(changes, ch)
 			paths = append(paths, c.Path)
 		}
-		t.emit(EventFileChange, strings.Join(paths, ", "), map[string]any{"item_id": it.ID, "status": it.Status, "changes": changes})
+		t.emit(eventFileChange, strings.Join(paths, ", "), map[string]any{"item_id": it.ID, "status": it.Status, "changes": changes})
 	case "mcpToolCall":
 		md := map[string]any{"item_id": it.ID, "tool": it.Tool, "server": it.Server, "status": it.Status}
 		if len(it.Error) > 0 && string(it.Error) != "null" {
 			md["error"] = truncate(string(it.Error))
 		}
-		t.emit(EventToolResult, it.Server+"/"+it.Tool, md)
+		t.emit(eventToolResult, it.Server+"/"+it.Tool, md)
 	case "webSearch":
-		t.emit(EventToolResult, it.Query, map[string]any{"item_id": it.ID, "tool": "web_search", "query": it.Query})
+		t.emit(eventToolResult, it.Query, map[string]any{"item_id": it.ID, "tool": "web_search", "query": it.Query})
 	}
 }
 

@@ -3,33 +3,11 @@ package codex
 import (
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/contract"
 )
-
-type recorder struct {
-	mu     sync.Mutex
-	events []adapterkit.Event
-}
-
-func (r *recorder) Emit(ev adapterkit.Event) {
-	r.mu.Lock()
-	r.events = append(r.events, ev)
-	r.mu.Unlock()
-}
-
-func (r *recorder) kinds() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	var out []string
-	for _, e := range r.events {
-		out = append(out, e.Kind)
-	}
-	return out
-}
 
 // feed hands notifications (method, params JSON) to t as the session
 // would.
@@ -52,7 +30,7 @@ func feed(t *testing.T, tr *turn, msgs ...[2]string) {
 
 // Notifications as codex app-server 0.171.0 sent them (trimmed).
 func TestTurnEventsAndResult(t *testing.T) {
-	rec := &recorder{}
+	rec := &adaptertest.Events{}
 	tr := newTurn(rec, tokenCounts{TotalTokens: 100, InputTokens: 90, OutputTokens: 10})
 	big := strings.Repeat("x", 5000)
 	feed(t, tr,
@@ -71,17 +49,17 @@ func TestTurnEventsAndResult(t *testing.T) {
 		t.Fatal("turn not done")
 	}
 	want := "tool_call tool_result file_change reasoning_delta output_delta usage"
-	if got := strings.Join(rec.kinds(), " "); got != want {
+	if got := strings.Join(rec.Kinds(), " "); got != want {
 		t.Errorf("events %s, want %s", got, want)
 	}
-	res := rec.events[1].Metadata
+	res := rec.List()[1].Metadata
 	if res["exit_code"] != 0 || res["command"] != "/bin/bash -lc 'echo hi'" || res["duration_ms"] != int64(3) {
 		t.Errorf("tool_result metadata %v", res)
 	}
 	if out := res["output"].(string); len(out) > maxOutputMetadata+len(truncatedOutputMarker) || !strings.HasSuffix(out, truncatedOutputMarker) {
 		t.Errorf("output not truncated: %d bytes", len(out))
 	}
-	if fc := rec.events[2]; fc.Message != "a.txt, b.txt" || len(fc.Metadata["changes"].([]any)) != 2 {
+	if fc := rec.List()[2]; fc.Message != "a.txt, b.txt" || len(fc.Metadata["changes"].([]any)) != 2 {
 		t.Errorf("file_change %+v", fc)
 	}
 	r := tr.result(false)
@@ -94,7 +72,7 @@ func TestTurnEventsAndResult(t *testing.T) {
 }
 
 func TestTurnStructuredOutput(t *testing.T) {
-	tr := newTurn(&recorder{}, tokenCounts{})
+	tr := newTurn(&adaptertest.Events{}, tokenCounts{})
 	feed(t, tr,
 		[2]string{"item/completed", `{"turnId":"T","item":{"type":"agentMessage","id":"m","text":"{\"answer\":4}"}}`},
 		[2]string{"turn/completed", `{"turn":{"id":"T","status":"completed"}}`},
@@ -108,7 +86,7 @@ func TestTurnStructuredOutput(t *testing.T) {
 }
 
 func TestTurnFailedAndInterrupted(t *testing.T) {
-	tr := newTurn(&recorder{}, tokenCounts{})
+	tr := newTurn(&adaptertest.Events{}, tokenCounts{})
 	feed(t, tr,
 		[2]string{"error", `{"threadId":"th","turnId":"T","willRetry":false,"error":{"message":"exceeded retry limit, last status: 429 Too Many Requests","codexErrorInfo":{"responseTooManyFailedAttempts":{"httpStatusCode":429}}}}`},
 		[2]string{"turn/completed", `{"turn":{"id":"T","status":"failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests","codexErrorInfo":{"responseTooManyFailedAttempts":{"httpStatusCode":429}},"additionalDetails":null}}}`},
@@ -118,7 +96,7 @@ func TestTurnFailedAndInterrupted(t *testing.T) {
 		t.Errorf("result %+v error %+v", r, r.Error)
 	}
 
-	tr = newTurn(&recorder{}, tokenCounts{})
+	tr = newTurn(&adaptertest.Events{}, tokenCounts{})
 	feed(t, tr,
 		[2]string{"item/agentMessage/delta", `{"turnId":"T","itemId":"m","delta":"partial "}`},
 		[2]string{"turn/completed", `{"turn":{"id":"T","status":"interrupted"}}`},

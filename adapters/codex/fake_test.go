@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapters/codex"
 	"github.com/fabric-runtime/fabric/contract"
 )
@@ -125,17 +126,6 @@ func fakeCodex(mode string) int {
 	return 0
 }
 
-type emitter struct {
-	mu     sync.Mutex
-	events []adapterkit.Event
-}
-
-func (e *emitter) Emit(ev adapterkit.Event) {
-	e.mu.Lock()
-	e.events = append(e.events, ev)
-	e.mu.Unlock()
-}
-
 // startFake starts the adapter in process against the fake codex.
 func startFake(t *testing.T, mode string) (adapterkit.Session, string, error) {
 	t.Helper()
@@ -177,7 +167,7 @@ func TestFakeServerRequestsAnswered(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	res, err := s.Invoke(ctx, adapterkit.Invocation{Request: contract.AgentRunRequest{Input: "go"}, Events: &emitter{}})
+	res, err := s.Invoke(ctx, adapterkit.Invocation{Request: contract.AgentRunRequest{Input: "go"}, Events: &adaptertest.Events{}})
 	if err != nil || res.Status != contract.StatusSucceeded {
 		t.Fatalf("invoke: %+v %v", res, err)
 	}
@@ -213,12 +203,12 @@ func TestFakeInterruptIgnored(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
 	t0 := time.Now()
-	res, err := s.Invoke(ctx, adapterkit.Invocation{Request: contract.AgentRunRequest{Input: "go"}, Events: &emitter{}})
+	res, err := s.Invoke(ctx, adapterkit.Invocation{Request: contract.AgentRunRequest{Input: "go"}, Events: &adaptertest.Events{}})
 	took := time.Since(t0) - 200*time.Millisecond
 	if err != nil || res.Status != contract.StatusCancelled || took > 2*time.Second {
 		t.Fatalf("cancelled invoke: %+v %v after %s", res, err, took)
 	}
-	res, err = s.Invoke(context.Background(), adapterkit.Invocation{Request: contract.AgentRunRequest{Input: "next"}, Events: &emitter{}})
+	res, err = s.Invoke(context.Background(), adapterkit.Invocation{Request: contract.AgentRunRequest{Input: "next"}, Events: &adaptertest.Events{}})
 	if err != nil || res.Status != contract.StatusFailed || res.Error.Code != codex.CodeTurnStillRunning || !res.Error.Retryable {
 		t.Fatalf("next invoke: %+v %v", res, err)
 	}
@@ -231,7 +221,7 @@ func TestFakeExitMidTurn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = s.Invoke(context.Background(), adapterkit.Invocation{Request: contract.AgentRunRequest{Input: "go"}, Events: &emitter{}})
+	_, err = s.Invoke(context.Background(), adapterkit.Invocation{Request: contract.AgentRunRequest{Input: "go"}, Events: &adaptertest.Events{}})
 	var ae *adapterkit.Error
 	if !errors.As(err, &ae) || ae.Code != codex.CodeExited || !strings.Contains(ae.Message, "exit status 3") {
 		t.Fatalf("invoke: %v", err)

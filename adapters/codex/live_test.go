@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
@@ -146,58 +145,9 @@ func TestLiveToolCall(t *testing.T) {
 // result is cancelled within 2 s of the cancel and the runtime takes the
 // next turn.
 func TestLiveCancelSlowStream(t *testing.T) {
-	words := strings.Repeat("slow ", 20)
-	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
-		{Match: modelstub.Match{Contains: "SLOW_STREAM"}, Reply: modelstub.Reply{Text: words, Chunks: 20, IntervalMS: 500}},
-	}, Default: &modelstub.Reply{Text: "quick"}})
+	l := newLive(t, harnesstest.SlowStreamScript())
 	rt := l.Start(l.config(nil, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	first := make(chan struct{}, 1)
-	type outcome struct {
-		res *contract.RunResult
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := rt.Invoke(ctx, "SLOW_STREAM please", fabric.WithEvents(func(e contract.FabricEvent) {
-			if e.Kind == "output_delta" {
-				select {
-				case first <- struct{}{}:
-				default:
-				}
-			}
-		}))
-		done <- outcome{res, err}
-	}()
-	select {
-	case <-first:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no output_delta within 30 s")
-	}
-	time.Sleep(600 * time.Millisecond) // a second chunk
-	t0 := time.Now()
-	cancel()
-	var o outcome
-	select {
-	case o = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the invocation did not end after cancel")
-	}
-	took := time.Since(t0)
-	t.Logf("cancel to result: %s", took.Round(time.Millisecond))
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	if o.res.Status != contract.StatusCancelled || took > 2*time.Second {
-		t.Fatalf("status %s after %s (error %+v), want cancelled within 2s", o.res.Status, took, o.res.Error)
-	}
-	if rt.State() != "active" {
-		t.Fatalf("state after cancel %s", rt.State())
-	}
-	if res := l.Invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
-		t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
-	}
+	harnesstest.CancelSlowStream(t, l.Rig, rt)
 	l.CheckOffline()
 }
 
@@ -259,33 +209,7 @@ func TestLiveStopCleansUp(t *testing.T) {
 		}
 	}
 	// The detached sleeper shows up shortly after the turn.
-	var mentioning []int
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if mentioning = testproc.Mentioning(root); len(mentioning) >= 2 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(mentioning) < 2 {
-		t.Errorf("before stop, processes with the runtime's environment: %v; want codex and the detached sleeper", mentioning)
-	}
-	t.Logf("before stop: codex group %d %v; processes with the runtime's environment %v", pid, members, mentioning)
-	t0 := time.Now()
-	if _, err := rt.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("stop took %s", time.Since(t0).Round(time.Millisecond))
-	if left := testproc.Group(pid); len(left) > 0 {
-		t.Errorf("processes %v of codex's group %d survived stop", left, pid)
-	}
-	for _, p := range append(members, mentioning...) {
-		if _, _, comm, ok := testproc.Stat(p); ok {
-			t.Errorf("process %d (%s) survived stop", p, comm)
-		}
-	}
-	if _, err := os.Stat(root); !os.IsNotExist(err) {
-		t.Errorf("private directory %s remains: %v", root, err)
-	}
+	harnesstest.StopLeavesNothing(t, rt, pid, members, root, 2)
 	if entries, _ := os.ReadDir(l.StateDir); len(entries) != 0 {
 		t.Errorf("state dir holds %v", entries)
 	}

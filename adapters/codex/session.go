@@ -45,26 +45,26 @@ type adapter struct{}
 
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
 	log := in.Log().With("adapter", ID)
-	set, err := ParseSettings(in.Config.Harness)
+	set, err := parseSettings(in.Config.Harness)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
-	model, err := SelectModel(in.Config.Models)
+	model, err := selectModel(in.Config.Models)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
 	if _, err := adapterkit.ModelKey(model.APIKeyEnv, "models."+model.Role+".api_key_env"); err != nil {
 		return nil, adapterkit.Wrap(CodeAPIKeyMissing, err)
 	}
-	args, err := Args(model, set)
+	args, err := serverArgs(model, set)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidSettings, err)
 	}
-	mcp, err := MCPConfig(in.Config.MCP)
+	mcp, err := mcpConfig(in.Config.MCP)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
-	bin, err := ResolveBinary(os.Getenv, os.Getenv("PATH"))
+	bin, err := resolveBinary(os.Getenv, os.Getenv("PATH"))
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
@@ -90,14 +90,14 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		}
 	}
 	if in.Config.Skills != nil {
-		if _, err := LinkSkills(filepath.Join(s.codexHome, "skills"), in.Config.Skills.Paths); err != nil {
+		if _, err := linkSkills(filepath.Join(s.codexHome, "skills"), in.Config.Skills.Paths); err != nil {
 			return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 		}
 	}
 	if err := s.launch(ctx, bin, args, workspace); err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
-	if err := s.handshake(ctx, ThreadParams(workspace, set, in.Config.Instructions)); err != nil {
+	if err := s.handshake(ctx, threadParams(workspace, set, in.Config.Instructions)); err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, s.explain(err))
 	}
 	ok = true
@@ -135,38 +135,24 @@ type session struct {
 // codexHomeRel is CODEX_HOME, relative to the private root.
 const codexHomeRel = "home/.codex"
 
-// Env returns codex's environment: the host's, without the host protocol's
+// serverEnv returns codex's environment: the host's, without the host protocol's
 // own variables, with HOME, CODEX_HOME, TMPDIR and the XDG directories
 // pointed into the runtime's private directories.
-func Env(base []string, home, codexHome, tmp string) []string {
+func serverEnv(base []string, home, codexHome, tmp string) []string {
 	set := append(adapterkit.Dirs{Home: home, Tmp: tmp}.Env(), "CODEX_HOME="+codexHome)
-	return adapterkit.ChildEnv(base, []string{EnvBinary}, set...)
+	return adapterkit.ChildEnv(base, []string{envBinary}, set...)
 }
 
 // launch starts codex app-server in its own process group, wired to a
 // JSON-RPC client.
 func (s *session) launch(ctx context.Context, bin string, args []string, workspace string) error {
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		return err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return err
-	}
-	p, err := proc.Start(ctx, proc.Spec{
+	p, inW, outR, err := adapterkit.StartPiped(ctx, proc.Spec{
 		Path: bin, Args: args, Dir: workspace,
-		Env:   Env(os.Environ(), s.dirs.Home, s.codexHome, s.dirs.Tmp),
-		Stdin: inR, Stdout: outW, Stderr: os.Stderr,
-		Grace: killGrace,
+		Env:    serverEnv(os.Environ(), s.dirs.Home, s.codexHome, s.dirs.Tmp),
+		Stderr: os.Stderr,
+		Grace:  killGrace,
 	})
-	inR.Close()
-	outW.Close()
 	if err != nil {
-		inW.Close()
-		outR.Close()
 		return err
 	}
 	s.proc, s.stdout = p, outR
@@ -206,14 +192,7 @@ func (s *session) handshake(ctx context.Context, threadParams map[string]any) er
 
 // explain adds how codex exited to an error caused by its exit.
 func (s *session) explain(err error) error {
-	if s.proc == nil {
-		return err
-	}
-	select {
-	case <-s.proc.Done():
-	case <-time.After(200 * time.Millisecond):
-	}
-	if st, ok := s.proc.ExitState(); ok {
+	if st, ok := adapterkit.ExitNote(s.proc, 200*time.Millisecond); ok {
 		return fmt.Errorf("%w (codex app-server exited: %s; its stderr is in the host's diagnostics)", err, st)
 	}
 	return err
@@ -318,7 +297,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 		} `json:"turn"`
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), callTimeout)
-	err := s.conn.Call(cctx, "turn/start", TurnParams(s.threadID, adapterkit.InputText(inv.Request.Input), s.set), &res)
+	err := s.conn.Call(cctx, "turn/start", turnParams(s.threadID, adapterkit.InputText(inv.Request.Input), s.set), &res)
 	cancel()
 	if err != nil {
 		s.clearTurn(t)
@@ -403,44 +382,19 @@ func (s *session) clearTurn(t *turn) {
 	s.mu.Unlock()
 }
 
+// Health: live while app-server runs and its output is open, active once
+// it completed initialize, ready once the thread started.
 func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
-	h := adapterkit.Health{Source: "codex app-server", Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli()}
-	if s.busy.Load() {
-		h.Activity = contract.ActivityBusy
-	}
 	alive := s.alive()
-	fail := func(msg string) {
-		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, contract.ReasonHealthFailed, msg
-	}
-	switch level {
-	case contract.LevelLive:
-		h.Outcome = contract.OutcomePassed
-		if !alive {
-			fail("codex app-server is not running")
-		}
-	case contract.LevelActive:
-		h.Outcome = contract.OutcomePassed
-		switch {
-		case !alive:
-			fail("codex app-server is not running")
-		case !s.initialized.Load():
-			fail("codex app-server has not completed initialize")
-		}
-	case contract.LevelReady:
-		h.Outcome = contract.OutcomePassed
-		switch {
-		case !alive:
-			fail("codex app-server is not running")
-		case s.threadID == "":
-			fail("no Codex thread has been started")
-		}
-	default:
-		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
-	}
+	var md map[string]any
 	if s.proc != nil {
-		h.Metadata = map[string]any{"codex_pid": s.proc.Pid(), "thread_id": s.threadID}
+		md = map[string]any{"codex_pid": s.proc.Pid(), "thread_id": s.threadID}
 	}
-	return h, nil
+	return adapterkit.HarnessHealth{Source: "codex app-server", Busy: s.busy.Load(), Exited: !alive, Metadata: md, Rungs: []adapterkit.HealthRung{
+		{Level: contract.LevelLive, Failed: !alive, Reason: contract.ReasonHealthFailed, Message: "codex app-server is not running"},
+		{Level: contract.LevelActive, Failed: !s.initialized.Load(), Reason: contract.ReasonHealthFailed, Message: "codex app-server has not completed initialize"},
+		{Level: contract.LevelReady, Failed: s.threadID == "", Reason: contract.ReasonHealthFailed, Message: "no Codex thread has been started"},
+	}}.Check(level), nil
 }
 
 // Stop closes codex's stdin (app-server exits on EOF), waits briefly, stops
@@ -453,45 +407,18 @@ func (s *session) Stop(ctx context.Context) error {
 	return s.stopErr
 }
 
+// teardown is Stop, and the undoing of a Start that failed part way.
 func (s *session) teardown(ctx context.Context) error {
-	var errs []error
+	st := adapterkit.HarnessStop{Proc: s.proc, ExitWait: exitWait, Sweep: "CODEX_HOME=" + s.codexHome, SweepWait: sweepWait,
+		Log: s.log, Remove: s.dirs.Root}
 	if s.conn != nil {
-		_ = s.conn.CloseWrite()
-	}
-	if s.proc != nil {
-		t := time.NewTimer(exitWait)
-		select {
-		case <-s.proc.Done():
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		if err := s.proc.Stop(ctx); err != nil {
-			errs = append(errs, err)
-		}
-		if pids := proc.KillByEnv("CODEX_HOME="+s.codexHome, sweepWait); len(pids) > 0 {
-			s.log.Info("codex: killed processes that had left codex's process group", "pids", pids)
-		}
-	}
-	if s.conn != nil {
-		// The group is gone, so codex's stdout is at EOF, unless a process
+		// Once the group is gone codex's stdout is at EOF, unless a process
 		// that left the group still holds it: then closing our end ends
 		// the reader.
-		t := time.NewTimer(exitWait)
-		select {
-		case <-s.conn.Done():
-		case <-t.C:
-		}
-		t.Stop()
-		s.stdout.Close()
-		<-s.conn.Done()
+		st.CloseInput = func() { _ = s.conn.CloseWrite() }
+		st.Output, st.OutputDone, st.OutputWait = s.stdout, s.conn.Done(), exitWait
 	}
-	if s.dirs.Root != "" {
-		if err := os.RemoveAll(s.dirs.Root); err != nil {
-			errs = append(errs, fmt.Errorf("remove private directories: %w", err))
-		}
-	}
-	return errors.Join(errs...)
+	return st.Run(ctx)
 }
 
 // PrivateDirs returns the session's private HOME, CODEX_HOME and TMPDIR

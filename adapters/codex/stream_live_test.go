@@ -6,8 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/testsupport/streamcheck"
+	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -26,20 +25,6 @@ func TestLiveInvokeStream(t *testing.T) {
 	rt := l.Start(l.config(map[string]any{"sandbox": sandbox}, nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := rt.InvokeStream(ctx, contract.RunRequest{Input: "STREAM_TOOL please"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := streamcheck.Record(t, ctx, s)
-	if rec.Result.Status != contract.StatusSucceeded {
-		t.Fatalf("status %s, error %+v", rec.Result.Status, rec.Result.Error)
-	}
-	rec.InOrder(t)
-	rec.ArrivedBeforeEnd(t, "tool_call", 500*time.Millisecond)
-	rec.ArrivedBeforeEnd(t, "tool_result", 500*time.Millisecond)
-	rec.ArrivedBeforeEnd(t, "output_delta", 300*time.Millisecond)
-	if rec.Text() != rec.Result.Output {
-		t.Fatalf("streamed text %q, result output %q", rec.Text(), rec.Result.Output)
-	}
+	harnesstest.StreamToolTurn(t, ctx, rt, "STREAM_TOOL please")
 	l.CheckOffline()
 }

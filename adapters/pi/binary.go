@@ -7,14 +7,14 @@ import (
 	"path/filepath"
 )
 
-// EnvBinary names the variable that overrides which pi binary runs.
-const EnvBinary = "FABRIC_PI_BIN"
+// envBinary names the variable that overrides which pi binary runs.
+const envBinary = "FABRIC_PI_BIN"
 
-// ResolveBinary finds pi: $FABRIC_PI_BIN, else `pi` on path (a PATH value).
-func ResolveBinary(getenv func(string) string, path string) (string, error) {
-	if p := getenv(EnvBinary); p != "" {
+// resolveBinary finds pi: $FABRIC_PI_BIN, else `pi` on path (a PATH value).
+func resolveBinary(getenv func(string) string, path string) (string, error) {
+	if p := getenv(envBinary); p != "" {
 		if !isExecutable(p) {
-			return "", fmt.Errorf("%s=%s is not an executable file", EnvBinary, p)
+			return "", fmt.Errorf("%s=%s is not an executable file", envBinary, p)
 		}
 		return p, nil
 	}
@@ -26,7 +26,7 @@ func ResolveBinary(getenv func(string) string, path string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("pi not found on PATH (install @earendil-works/pi-coding-agent, or set %s): %w", EnvBinary, exec.ErrNotFound)
+	return "", fmt.Errorf("pi not found on PATH (install @earendil-works/pi-coding-agent, or set %s): %w", envBinary, exec.ErrNotFound)
 }
 
 func isExecutable(p string) bool {

@@ -38,17 +38,17 @@ type Settings struct {
 	Extensions    []string `json:"extensions,omitempty"`
 }
 
-// Dirs are the runtime's private directories under its home: <home>/pi,
+// privateDirs are the runtime's private directories under its home: <home>/pi,
 // with HOME, TMPDIR and PI_CODING_AGENT_DIR inside.
-type Dirs struct {
+type privateDirs struct {
 	adapterkit.Dirs
 	Agent string // PI_CODING_AGENT_DIR
 }
 
-// NewDirs lays out the private directories under home.
-func NewDirs(home string) Dirs {
+// newPrivateDirs lays out the private directories under home.
+func newPrivateDirs(home string) privateDirs {
 	d := adapterkit.DirsUnder(home, "pi")
-	return Dirs{Dirs: d, Agent: filepath.Join(d.Root, "agent")}
+	return privateDirs{Dirs: d, Agent: filepath.Join(d.Root, "agent")}
 }
 
 // launch is everything needed to start pi.
@@ -66,7 +66,7 @@ var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`
 
 // buildLaunch translates the AgentConfig into pi's command line,
 // environment and models.json. environ is the host's environment.
-func buildLaunch(cfg contract.AgentConfig, set Settings, dirs Dirs, environ []string) (*launch, error) {
+func buildLaunch(cfg contract.AgentConfig, set Settings, dirs privateDirs, environ []string) (*launch, error) {
 	role, m, err := adapterkit.Model(cfg)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
@@ -165,7 +165,7 @@ func buildLaunch(cfg contract.AgentConfig, set Settings, dirs Dirs, environ []st
 // childEnv is the host's environment without ambient Pi configuration or
 // other providers' credentials, plus the private directories and
 // PI_OFFLINE=1. The key variable the config names stays.
-func childEnv(environ []string, keyEnv, key string, dirs Dirs) []string {
+func childEnv(environ []string, keyEnv, key string, dirs privateDirs) []string {
 	set := append(dirs.Env(), keyEnv+"="+key, "PI_CODING_AGENT_DIR="+dirs.Agent,
 		"PI_OFFLINE=1", "PI_SKIP_VERSION_CHECK=1", "NO_COLOR=1")
 	return adapterkit.ChildEnv(environ, ambient, set...)
@@ -178,7 +178,7 @@ var ambient = []string{"PI_*", "*_API_KEY", "*_AUTH_TOKEN", "*_BASE_URL", "FABRI
 	"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"}
 
 // prepare creates the private directories and writes models.json.
-func (l *launch) prepare(d Dirs) error {
+func (l *launch) prepare(d privateDirs) error {
 	for _, dir := range []string{d.Agent, d.Home, d.Tmp, filepath.Join(d.Agent, "sessions")} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return err

@@ -19,7 +19,7 @@ func TestBuildLaunch(t *testing.T) {
 		Skills:       &contract.AgentSkillConfig{Paths: []string{"/skills/a"}},
 	}
 	environ := []string{"PATH=/bin", "MY_KEY=sk-secret-1234", "OPENAI_API_KEY=ambient", "PI_CODING_AGENT_DIR=/ambient", "HOME=/root"}
-	d := NewDirs("/rt")
+	d := newPrivateDirs("/rt")
 	l, err := buildLaunch(cfg, Settings{}, d, environ)
 	if err != nil {
 		t.Fatal(err)
@@ -62,23 +62,23 @@ func TestBuildLaunch(t *testing.T) {
 
 func TestBuildLaunchAnthropicAndErrors(t *testing.T) {
 	cfg := contract.AgentConfig{Models: map[string]contract.AgentModel{"default": {Provider: "anthropic", Model: "c", APIKeyEnv: strp("K"), BaseURL: strp("http://h/v1")}}}
-	l, err := buildLaunch(cfg, Settings{}, NewDirs("/x"), []string{"K=v"})
+	l, err := buildLaunch(cfg, Settings{}, newPrivateDirs("/x"), []string{"K=v"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(l.Models), `"anthropic-messages"`) || !strings.Contains(string(l.Models), `"http://h"`) {
 		t.Errorf("models.json %s", l.Models)
 	}
-	if _, err := buildLaunch(cfg, Settings{}, NewDirs("/x"), nil); err == nil || !strings.Contains(err.Error(), "K") {
+	if _, err := buildLaunch(cfg, Settings{}, newPrivateDirs("/x"), nil); err == nil || !strings.Contains(err.Error(), "K") {
 		t.Errorf("unset key env: %v", err)
 	}
 	cfg.Models["default"] = contract.AgentModel{Provider: "x", Model: "m", APIKeyEnv: strp("K")}
-	if _, err := buildLaunch(cfg, Settings{}, NewDirs("/x"), []string{"K=v"}); err == nil {
+	if _, err := buildLaunch(cfg, Settings{}, newPrivateDirs("/x"), []string{"K=v"}); err == nil {
 		t.Error("no base_url accepted")
 	}
 	cfg.Tools = &contract.AgentToolsConfig{Enabled: []string{}}
 	cfg.Models["default"] = contract.AgentModel{Provider: "x", Model: "m", APIKeyEnv: strp("K"), BaseURL: strp("http://h/v1")}
-	l, err = buildLaunch(cfg, Settings{}, NewDirs("/x"), []string{"K=v"})
+	l, err = buildLaunch(cfg, Settings{}, newPrivateDirs("/x"), []string{"K=v"})
 	if err != nil || !slices.Contains(l.Args, "--no-tools") {
 		t.Errorf("empty tools.enabled: %v %v", l.Args, err)
 	}
@@ -102,7 +102,7 @@ func TestBuildLaunchModelRole(t *testing.T) {
 		{"none", nil, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			l, err := buildLaunch(contract.AgentConfig{Models: tc.models}, Settings{}, NewDirs("/x"), []string{"K=v"})
+			l, err := buildLaunch(contract.AgentConfig{Models: tc.models}, Settings{}, newPrivateDirs("/x"), []string{"K=v"})
 			switch {
 			case tc.want == "" && err == nil:
 				t.Fatalf("accepted, model %q", l.Model)

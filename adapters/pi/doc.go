@@ -7,6 +7,8 @@
 // reasoning deltas, tool calls and results) and the turn's assistant
 // messages its output and usage; a cancelled invoke sends `abort`.
 //
+// The pi executable is $FABRIC_PI_BIN when set, else `pi` on PATH.
+//
 // Upstream NeMo Fabric's own Pi adapter (nvidia.fabric.pi, npm
 // nemo-fabric-adapters-pi) embeds the Pi SDK in a Node host instead; this
 // adapter has its own id so that both can be installed side by side.

@@ -3,14 +3,11 @@
 package pi_test
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/testsupport/harnesstest"
 	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
@@ -99,54 +96,9 @@ func TestLiveToolCall(t *testing.T) {
 // TestLiveCancel: a turn streaming slowly is cancelled; the result is
 // cancelled within 2 s and the runtime takes the next turn.
 func TestLiveCancel(t *testing.T) {
-	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
-		{Match: modelstub.Match{Contains: "SLOW_STREAM"}, Reply: modelstub.Reply{Text: strings.Repeat("slow ", 20), Chunks: 20, IntervalMS: 500}},
-	}, Default: &modelstub.Reply{Text: "quick"}})
+	l := newLive(t, harnesstest.SlowStreamScript())
 	rt := l.Start(l.config(nil, nil))
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	first := make(chan struct{}, 1)
-	type outcome struct {
-		res *contract.RunResult
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := rt.Invoke(ctx, "SLOW_STREAM please", fabric.WithEvents(func(e contract.FabricEvent) {
-			if e.Kind == "output_delta" {
-				select {
-				case first <- struct{}{}:
-				default:
-				}
-			}
-		}))
-		done <- outcome{res, err}
-	}()
-	select {
-	case <-first:
-	case <-time.After(60 * time.Second):
-		t.Fatal("no output_delta within 60 s")
-	}
-	time.Sleep(600 * time.Millisecond)
-	t0 := time.Now()
-	cancel()
-	var o outcome
-	select {
-	case o = <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the invocation did not end after cancel")
-	}
-	took := time.Since(t0)
-	t.Logf("cancel to result: %s", took.Round(time.Millisecond))
-	if o.err != nil {
-		t.Fatal(o.err)
-	}
-	if o.res.Status != contract.StatusCancelled || took > 2*time.Second {
-		t.Fatalf("status %s after %s (error %+v), want cancelled within 2s", o.res.Status, took, o.res.Error)
-	}
-	if res := l.Invoke(t, rt, "and now quickly"); res.Status != contract.StatusSucceeded || res.Output != "quick" {
-		t.Fatalf("turn after cancel: %s %v %+v", res.Status, res.Output, res.Error)
-	}
+	harnesstest.CancelSlowStream(t, l.Rig, rt)
 	l.checkRequests()
 }
 
@@ -190,33 +142,7 @@ func TestLiveStopCleansUp(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(root, "agent", "models.json")); strings.Contains(string(data), testKey) {
 		t.Fatal("models.json holds the key value")
 	}
-	var mentioning []int
-	for deadline := time.Now().Add(5 * time.Second); ; {
-		if mentioning = testproc.Mentioning(root); len(mentioning) >= 3 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if len(mentioning) < 3 {
-		t.Errorf("before stop, processes with the runtime's environment: %v; want pi and two sleepers", mentioning)
-	}
-	t.Logf("before stop: pi group %d %v; with the runtime's environment %v", pid, members, mentioning)
-	t0 := time.Now()
-	if _, err := rt.Stop(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("stop took %s", time.Since(t0).Round(time.Millisecond))
-	if left := testproc.Group(pid); len(left) > 0 {
-		t.Errorf("processes %v of pi's group %d survived stop", left, pid)
-	}
-	for _, p := range append(members, mentioning...) {
-		if _, _, comm, ok := testproc.Stat(p); ok {
-			t.Errorf("process %d (%s) survived stop", p, comm)
-		}
-	}
-	if _, err := os.Stat(root); !os.IsNotExist(err) {
-		t.Errorf("private directory %s remains: %v", root, err)
-	}
+	harnesstest.StopLeavesNothing(t, rt, pid, members, root, 3)
 	l.checkRequests()
 }
 

@@ -21,9 +21,9 @@ import (
 
 // Timing of the session.
 const (
-	// CancelWait bounds the wait for agent_end after abort; it stays below
+	// cancelWait bounds the wait for agent_end after abort; it stays below
 	// the core's cancel grace so that the turn ends as cancelled.
-	CancelWait = 1500 * time.Millisecond
+	cancelWait = 1500 * time.Millisecond
 	// exitWait is how long Stop waits for pi to exit on end of stdin.
 	exitWait   = time.Second
 	termGrace  = 500 * time.Millisecond
@@ -38,11 +38,11 @@ const (
 
 // Event kinds the adapter emits.
 const (
-	EventOutputDelta    = "output_delta"
-	EventReasoningDelta = "reasoning_delta"
-	EventToolCall       = "tool_call"
-	EventToolResult     = "tool_result"
-	EventStatus         = "status"
+	eventOutputDelta    = "output_delta"
+	eventReasoningDelta = "reasoning_delta"
+	eventToolCall       = "tool_call"
+	eventToolResult     = "tool_result"
+	eventStatus         = "status"
 )
 
 // New returns the Pi adapter.
@@ -62,11 +62,11 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 		return nil, adapterkit.Errorf(CodeStartFailed, "no runtime home (FABRIC_HOME) to hold the private agent dir")
 	}
 	environ := os.Environ()
-	bin, err := ResolveBinary(os.Getenv, os.Getenv("PATH"))
+	bin, err := resolveBinary(os.Getenv, os.Getenv("PATH"))
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
-	dirs := NewDirs(in.Home)
+	dirs := newPrivateDirs(in.Home)
 	l, err := buildLaunch(in.Config, set, dirs, environ)
 	if err != nil {
 		return nil, err
@@ -160,13 +160,11 @@ func (m *piMessage) text() string {
 
 type session struct {
 	proc   *proc.Process
-	stdin  *os.File
+	stdin  *adapterkit.LineWriter
 	stdout *os.File
-	dirs   Dirs
+	dirs   privateDirs
 	key    string
 	logger *slog.Logger
-
-	wmu sync.Mutex
 
 	mu      sync.Mutex
 	pending map[string]chan rpcLine
@@ -198,45 +196,18 @@ type turn struct {
 
 func (t *turn) end() { t.endOnce.Do(func() { close(t.done) }) }
 
-func start(ctx context.Context, bin string, l *launch, dirs Dirs, dir string, logger *slog.Logger) (*session, error) {
-	stdinR, stdinW, err := os.Pipe()
-	if err != nil {
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
-	}
-	stdoutR, stdoutW, err := os.Pipe()
-	if err != nil {
-		stdinR.Close()
-		stdinW.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "pipe: %w", err)
-	}
-	p, err := proc.Start(ctx, proc.Spec{
+func start(ctx context.Context, bin string, l *launch, dirs privateDirs, dir string, logger *slog.Logger) (*session, error) {
+	p, stdinW, stdoutR, err := adapterkit.StartPiped(ctx, proc.Spec{
 		Path: bin, Args: l.Args, Dir: dir, Env: l.Env,
-		Stdin: stdinR, Stdout: stdoutW, Stderr: os.Stderr, Grace: termGrace,
+		Stderr: os.Stderr, Grace: termGrace,
 	})
-	stdinR.Close()
-	stdoutW.Close()
 	if err != nil {
-		stdinW.Close()
-		stdoutR.Close()
-		return nil, adapterkit.Errorf(CodeStartFailed, "start %s: %w", bin, err)
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
-	s := &session{proc: p, stdin: stdinW, stdout: stdoutR, dirs: dirs, key: l.key, logger: logger,
+	s := &session{proc: p, stdin: adapterkit.NewLineWriter(stdinW, writeTimeout), stdout: stdoutR, dirs: dirs, key: l.key, logger: logger,
 		pending: map[string]chan rpcLine{}, readerDone: make(chan struct{})}
 	go s.read()
 	return s, nil
-}
-
-func (s *session) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
-	_ = s.stdin.SetWriteDeadline(time.Now().Add(writeTimeout))
-	_, err = s.stdin.Write(b)
-	return err
 }
 
 // command sends one command with a fresh id and waits for its response.
@@ -252,7 +223,7 @@ func (s *session) command(ctx context.Context, cmd map[string]any) (rpcLine, err
 		delete(s.pending, id)
 		s.mu.Unlock()
 	}()
-	if err := s.write(cmd); err != nil {
+	if err := s.stdin.Send(cmd); err != nil {
 		return rpcLine{}, fmt.Errorf("write %s: %w", cmd["type"], err)
 	}
 	select {
@@ -332,13 +303,13 @@ func (s *session) dispatch(m *rpcLine) {
 		if ev := m.AssistantMessageEvent; ev != nil && ev.Delta != "" {
 			switch ev.Type {
 			case "text_delta":
-				t.events.Emit(adapterkit.Event{Kind: EventOutputDelta, Message: s.scrub(ev.Delta)})
+				t.events.Emit(adapterkit.Event{Kind: eventOutputDelta, Message: s.scrub(ev.Delta)})
 			case "thinking_delta":
-				t.events.Emit(adapterkit.Event{Kind: EventReasoningDelta, Message: s.scrub(ev.Delta)})
+				t.events.Emit(adapterkit.Event{Kind: eventReasoningDelta, Message: s.scrub(ev.Delta)})
 			}
 		}
 	case "tool_execution_start":
-		t.events.Emit(adapterkit.Event{Kind: EventToolCall, Message: m.ToolName, Metadata: map[string]any{
+		t.events.Emit(adapterkit.Event{Kind: eventToolCall, Message: m.ToolName, Metadata: map[string]any{
 			"tool_name": m.ToolName, "call_id": m.ToolCallID, "arguments": s.scrub(cut(string(m.Args)))}})
 	case "tool_execution_end":
 		var out strings.Builder
@@ -349,7 +320,7 @@ func (s *session) dispatch(m *rpcLine) {
 				}
 			}
 		}
-		t.events.Emit(adapterkit.Event{Kind: EventToolResult, Message: m.ToolName, Metadata: map[string]any{
+		t.events.Emit(adapterkit.Event{Kind: eventToolResult, Message: m.ToolName, Metadata: map[string]any{
 			"tool_name": m.ToolName, "call_id": m.ToolCallID, "is_error": m.IsError, "output": s.scrub(cut(out.String()))}})
 	case "message_end":
 		msg := m.Message
@@ -390,17 +361,7 @@ func (s *session) gone() error {
 	select {
 	case <-s.readerDone:
 		s.broken.Store(true)
-		msg := "pi exited"
-		t := time.NewTimer(500 * time.Millisecond)
-		select {
-		case <-s.proc.Done():
-		case <-t.C:
-		}
-		t.Stop()
-		if info, ok := s.proc.ExitState(); ok {
-			msg += " (" + info.String() + ")"
-		}
-		return &adapterkit.Error{Code: CodeExited, Message: msg}
+		return adapterkit.ExitedError(CodeExited, "pi", s.proc, 500*time.Millisecond)
 	default:
 		return nil
 	}
@@ -452,10 +413,10 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 
 // abort sends abort and waits a bounded time for the turn's agent_end.
 func (s *session) abort(t *turn) {
-	if err := s.write(map[string]any{"type": "abort", "id": fmt.Sprintf("fabric-%d", s.seq.Add(1))}); err != nil {
+	if err := s.stdin.Send(map[string]any{"type": "abort", "id": fmt.Sprintf("fabric-%d", s.seq.Add(1))}); err != nil {
 		s.logger.Warn("pi: sending abort failed", "err", err)
 	}
-	timer := time.NewTimer(CancelWait)
+	timer := time.NewTimer(cancelWait)
 	defer timer.Stop()
 	select {
 	case <-t.done:
@@ -493,45 +454,20 @@ func (s *session) result(t *turn, cancelled bool) contract.AgentRunResult {
 // Health: live while pi runs, active and ready once it answered get_state
 // and no turn found it broken.
 func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, error) {
-	h := adapterkit.Health{Source: "pi", Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli()}
 	s.mu.Lock()
 	busy := s.turn != nil
 	s.mu.Unlock()
-	if busy {
-		h.Activity = contract.ActivityBusy
-	}
-	h.Metadata = map[string]any{"pid": s.proc.Pid()}
 	_, exited := s.proc.ExitState()
 	select {
 	case <-s.readerDone:
 		exited = true
 	default:
 	}
-	if exited {
-		h.Activity = contract.ActivityStopped
-	}
-	fail := func(reason, msg string) (adapterkit.Health, error) {
-		h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, reason, msg
-		return h, nil
-	}
-	switch level {
-	case contract.LevelLive:
-	case contract.LevelActive, contract.LevelReady:
-		if !exited && !s.ready.Load() {
-			return fail(contract.ReasonSessionClosed, "pi has not answered get_state")
-		}
-	default:
-		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
-		return h, nil
-	}
-	if exited {
-		return fail(contract.ReasonAgentExited, "pi exited")
-	}
-	if level == contract.LevelReady && s.broken.Load() {
-		return fail(contract.ReasonHealthFailed, "pi stopped taking input")
-	}
-	h.Outcome = contract.OutcomePassed
-	return h, nil
+	return adapterkit.HarnessHealth{Source: "pi", Busy: busy, Exited: exited, Metadata: map[string]any{"pid": s.proc.Pid()}, Rungs: []adapterkit.HealthRung{
+		{Level: contract.LevelLive, Failed: exited, Reason: contract.ReasonAgentExited, Message: "pi exited"},
+		{Level: contract.LevelActive, Failed: !s.ready.Load(), Reason: contract.ReasonSessionClosed, Message: "pi has not answered get_state"},
+		{Level: contract.LevelReady, Failed: s.broken.Load(), Reason: contract.ReasonHealthFailed, Message: "pi stopped taking input"},
+	}}.Check(level), nil
 }
 
 // Stop closes pi's stdin, gives it a moment to exit, stops its process
@@ -539,31 +475,13 @@ func (s *session) Health(ctx context.Context, level string) (adapterkit.Health, 
 // environment, and removes the private directories.
 func (s *session) Stop(ctx context.Context) error {
 	s.stopOnce.Do(func() {
-		s.wmu.Lock()
-		_ = s.stdin.Close()
-		s.wmu.Unlock()
-		t := time.NewTimer(exitWait)
-		select {
-		case <-s.proc.Done():
-		case <-t.C:
-		case <-ctx.Done():
-		}
-		t.Stop()
-		err := s.proc.Stop(ctx)
-		proc.KillByEnv("PI_CODING_AGENT_DIR="+s.dirs.Agent, time.Second)
-		r := time.NewTimer(readerWait)
-		select {
-		case <-s.readerDone:
-		case <-r.C:
-			_ = s.stdout.Close()
-			<-s.readerDone
-		}
-		r.Stop()
-		_ = s.stdout.Close()
-		if rerr := os.RemoveAll(s.dirs.Root); rerr != nil && err == nil {
-			err = rerr
-		}
-		s.stopErr = err
+		s.stopErr = adapterkit.HarnessStop{
+			CloseInput: func() { _ = s.stdin.Close() },
+			Proc:       s.proc, ExitWait: exitWait,
+			Sweep: "PI_CODING_AGENT_DIR=" + s.dirs.Agent, SweepWait: time.Second, Log: s.logger,
+			Output: s.stdout, OutputDone: s.readerDone, OutputWait: readerWait,
+			Remove: s.dirs.Root,
+		}.Run(ctx)
 	})
 	return s.stopErr
 }

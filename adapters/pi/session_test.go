@@ -4,19 +4,11 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 
-	"github.com/fabric-runtime/fabric/adapterkit"
+	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/contract"
 )
-
-type recorder struct {
-	mu  sync.Mutex
-	evs []adapterkit.Event
-}
-
-func (r *recorder) Emit(ev adapterkit.Event) { r.mu.Lock(); r.evs = append(r.evs, ev); r.mu.Unlock() }
 
 // feed dispatches RPC lines as pi writes them.
 func feed(t *testing.T, s *session, lines ...string) {
@@ -30,8 +22,8 @@ func feed(t *testing.T, s *session, lines ...string) {
 	}
 }
 
-func newTestSession() (*session, *turn, *recorder) {
-	rec := &recorder{}
+func newTestSession() (*session, *turn, *adaptertest.Events) {
+	rec := &adaptertest.Events{}
 	s := &session{key: "sk-secret-key", logger: slog.New(slog.NewTextHandler(io.Discard, nil)), pending: map[string]chan rpcLine{}}
 	t := &turn{events: rec, done: make(chan struct{})}
 	s.turn = t
@@ -56,10 +48,10 @@ func TestDispatchTurn(t *testing.T) {
 		t.Fatal("agent_end did not end the turn")
 	}
 	kinds := []string{}
-	for _, e := range rec.evs {
+	for _, e := range rec.List() {
 		kinds = append(kinds, e.Kind)
 	}
-	want := []string{EventReasoningDelta, EventOutputDelta, EventToolCall, EventToolResult}
+	want := []string{eventReasoningDelta, eventOutputDelta, eventToolCall, eventToolResult}
 	if len(kinds) != len(want) {
 		t.Fatalf("events %v, want %v", kinds, want)
 	}
@@ -68,11 +60,11 @@ func TestDispatchTurn(t *testing.T) {
 			t.Fatalf("events %v, want %v", kinds, want)
 		}
 	}
-	if rec.evs[1].Message != "key [REDACTED]" {
-		t.Errorf("the key was not scrubbed: %q", rec.evs[1].Message)
+	if rec.List()[1].Message != "key [REDACTED]" {
+		t.Errorf("the key was not scrubbed: %q", rec.List()[1].Message)
 	}
-	if rec.evs[3].Metadata["output"] != "a.txt" || rec.evs[2].Metadata["arguments"] != `{"command":"ls"}` {
-		t.Errorf("tool events %+v %+v", rec.evs[2], rec.evs[3])
+	if rec.List()[3].Metadata["output"] != "a.txt" || rec.List()[2].Metadata["arguments"] != `{"command":"ls"}` {
+		t.Errorf("tool events %+v %+v", rec.List()[2], rec.List()[3])
 	}
 	res := s.result(tr, false)
 	if res.Status != contract.StatusSucceeded || res.Output != "done" {

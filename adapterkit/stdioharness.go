@@ -1,0 +1,244 @@
+package adapterkit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/proc"
+)
+
+// The health ladder and stop sequence of a harness that runs as one child
+// process the adapter talks to over its stdin and stdout (a stream-json or
+// JSON-RPC harness, an ACP agent). The adapters differ only in the data
+// they pass.
+
+// HealthRung is one condition of a health ladder: a check at Level, or at
+// any level above it (live < active < ready), fails with Reason and
+// Message when Failed is true.
+type HealthRung struct {
+	Level   string // contract.LevelLive, LevelActive or LevelReady
+	Failed  bool
+	Reason  string // a contract.Reason* code
+	Message string
+}
+
+// HarnessHealth is what a session knows about its harness when a health
+// check comes in.
+type HarnessHealth struct {
+	Source string
+	// Busy: a turn is running.
+	Busy bool
+	// Exited: the harness process is gone or its output has ended; the
+	// activity reported is then stopped.
+	Exited   bool
+	Metadata map[string]any
+	// Rungs are checked in order; the first one that applies to the level
+	// and failed decides the outcome.
+	Rungs []HealthRung
+}
+
+// levelRank orders the check levels; an unknown level is not in it.
+var levelRank = map[string]int{contract.LevelLive: 0, contract.LevelActive: 1, contract.LevelReady: 2}
+
+// Check answers a health check at level: unsupported for a level other
+// than live, active or ready, failed at the first failed rung at or below
+// level, else passed.
+func (hh HarnessHealth) Check(level string) Health {
+	h := Health{Source: hh.Source, Activity: contract.ActivityIdle, ObservedAtMillis: time.Now().UnixMilli(), Metadata: hh.Metadata}
+	switch {
+	case hh.Exited:
+		h.Activity = contract.ActivityStopped
+	case hh.Busy:
+		h.Activity = contract.ActivityBusy
+	}
+	rank, ok := levelRank[level]
+	if !ok {
+		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
+		return h
+	}
+	for _, r := range hh.Rungs {
+		if r.Failed && levelRank[r.Level] <= rank {
+			h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, r.Reason, r.Message
+			return h
+		}
+	}
+	h.Outcome = contract.OutcomePassed
+	return h
+}
+
+// HarnessStop is the stop sequence of a harness child: end its input, give
+// it ExitWait to exit on its own, stop its process group (SIGTERM, then
+// SIGKILL after the process's grace), kill what left the group but still
+// carries Sweep in its environment, let the reader of its output reach
+// EOF (closing the output under it if a process outside the group still
+// holds the pipe), and remove the private directories.
+type HarnessStop struct {
+	// CloseInput ends the harness's input (closes its stdin); nil: none.
+	CloseInput func()
+	// Proc is the harness process; nil: it never started.
+	Proc *proc.Process
+	// ExitWait bounds the wait for the harness to exit on end of input.
+	ExitWait time.Duration
+	// Sweep is a "NAME=value" environment entry unique to the runtime:
+	// processes that carry it are killed once the group is stopped, for
+	// at most SweepWait ("" for no sweep).
+	Sweep     string
+	SweepWait time.Duration
+	// Output is the read end of the harness's stdout (nil: none) and
+	// OutputDone is closed when its reader has ended (nil: no reader).
+	Output     io.Closer
+	OutputDone <-chan struct{}
+	// OutputWait bounds the wait for the reader to end before Output is
+	// closed under it (0: close at once); after the close, the reader is
+	// waited for at most ClosedWait (0: until it ends).
+	OutputWait time.Duration
+	ClosedWait time.Duration
+	// Remove is the private root removed last ("" for none).
+	Remove string
+	// Log reports the processes the sweep killed (nil: not reported).
+	Log *slog.Logger
+}
+
+// Run runs the sequence once; ctx bounds the wait for the exit on end of
+// input and the group's stop. It returns the group's stop error and the
+// removal's, joined.
+func (st HarnessStop) Run(ctx context.Context) error {
+	var errs []error
+	if st.CloseInput != nil {
+		st.CloseInput()
+	}
+	if st.Proc != nil {
+		wait(ctx, st.Proc.Done(), st.ExitWait)
+		if err := st.Proc.Stop(ctx); err != nil {
+			errs = append(errs, err)
+		}
+		if st.Sweep != "" {
+			if pids := proc.KillByEnv(st.Sweep, st.SweepWait); len(pids) > 0 && st.Log != nil {
+				st.Log.Info("killed processes that had left the harness's process group", "pids", pids)
+			}
+		}
+	}
+	if st.OutputDone != nil && st.OutputWait > 0 {
+		wait(context.Background(), st.OutputDone, st.OutputWait)
+	}
+	if st.Output != nil {
+		_ = st.Output.Close()
+	}
+	if st.OutputDone != nil {
+		if st.ClosedWait > 0 {
+			wait(context.Background(), st.OutputDone, st.ClosedWait)
+		} else {
+			<-st.OutputDone
+		}
+	}
+	if st.Remove != "" {
+		if err := os.RemoveAll(st.Remove); err != nil {
+			errs = append(errs, fmt.Errorf("remove private directories: %w", err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// wait returns when done is closed, d has passed or ctx is done.
+func wait(ctx context.Context, done <-chan struct{}, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// ExitNote waits up to d for p to be reaped (a harness's output ends just
+// before its exit is seen) and returns how it exited, with ok false while
+// it still runs or when p is nil.
+func ExitNote(p *proc.Process, d time.Duration) (proc.ExitInfo, bool) {
+	if p == nil {
+		return proc.ExitInfo{}, false
+	}
+	wait(context.Background(), p.Done(), d)
+	return p.ExitState()
+}
+
+// StartPiped starts spec's process (see proc.Start) with its stdin and
+// stdout on new pipes, which replace spec.Stdin and spec.Stdout; it
+// returns the write end of the process's stdin and the read end of its
+// stdout, for the caller to close.
+func StartPiped(ctx context.Context, spec proc.Spec) (p *proc.Process, stdin, stdout *os.File, err error) {
+	inR, inW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("pipe: %w", err)
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, nil, nil, fmt.Errorf("pipe: %w", err)
+	}
+	spec.Stdin, spec.Stdout = inR, outW
+	p, err = proc.Start(ctx, spec)
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, nil, nil, fmt.Errorf("start %s: %w", spec.Path, err)
+	}
+	return p, inW, outR, nil
+}
+
+// LineWriter writes one JSON document per line to a harness's input,
+// one write at a time, each bounded by the writer's timeout.
+type LineWriter struct {
+	mu      sync.Mutex
+	f       *os.File
+	timeout time.Duration
+}
+
+// NewLineWriter writes to f (the write end of a harness's stdin), each
+// line within timeout.
+func NewLineWriter(f *os.File, timeout time.Duration) *LineWriter {
+	return &LineWriter{f: f, timeout: timeout}
+}
+
+// Send writes v as one JSON line.
+func (w *LineWriter) Send(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_ = w.f.SetWriteDeadline(time.Now().Add(w.timeout))
+	_, err = w.f.Write(b)
+	return err
+}
+
+// Close ends the harness's input, after a write in progress.
+func (w *LineWriter) Close() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.f.Close()
+}
+
+// ExitedError is the lifecycle error, with code, of a harness named name
+// whose output has ended: "<name> exited", with how it exited once p is
+// reaped (waiting up to wait: the output ends just before the exit is
+// seen).
+func ExitedError(code, name string, p *proc.Process, wait time.Duration) *Error {
+	msg := name + " exited"
+	if info, ok := ExitNote(p, wait); ok {
+		msg += " (" + info.String() + ")"
+	}
+	return &Error{Code: code, Message: msg}
+}

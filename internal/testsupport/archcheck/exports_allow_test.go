@@ -1,0 +1,81 @@
+package archcheck
+
+// exportAllow is, per package under adapters/, the exported identifiers
+// (package-level constants, variables, types and functions of its non-test
+// files) it may have: what a user composes (New, ID, descriptors,
+// Settings with the types and constants its fields use, Packages) and the
+// error codes (Code*) callers branch on. claude, pi and codex are strict;
+// the other packages' lists are today's exports, to be cut down to the
+// same rule by their owners. An identifier that is no longer exported is
+// only logged, so that cutting an export never needs this table first.
+var exportAllow = map[string][]string{
+	"claude": {
+		"CodeAPIKeyMissing", "CodeBinaryNotFound", "CodeBudgetExceeded", "CodeClaudeError", "CodeExecutionError",
+		"CodeExited", "CodeIO", "CodeInitializeFailed", "CodeInvalidConfig", "CodeInvalidSettings", "CodeMaxTurns",
+		"CodeModelAuth", "CodeModelError", "CodeModelRateLimited", "CodeStartFailed", "CodeStructuredOutput",
+		"Descriptor", "ID", "New", "Packages", "Settings",
+		"PermissionAcceptEdits", "PermissionAuto", "PermissionBypass", "PermissionDefault", "PermissionDontAsk", "PermissionPlan",
+		"SourceLocal", "SourceProject", "SourceUser",
+	},
+	"pi": {
+		"CodeBinaryNotFound", "CodeExited", "CodeIO", "CodeInvalidConfig", "CodeInvalidSettings", "CodeModelError",
+		"CodePromptRejected", "CodeStartFailed",
+		"Descriptor", "ID", "New", "Packages", "Settings",
+	},
+	"codex": {
+		"CodeAPIKeyMissing", "CodeBinaryNotFound", "CodeContextExceeded", "CodeExited", "CodeInvalidConfig",
+		"CodeInvalidSettings", "CodeInvalidWorkspace", "CodeModelAuth", "CodeModelError", "CodeModelRateLimited",
+		"CodeProtocol", "CodeStartFailed", "CodeTurnFailed", "CodeTurnStillRunning",
+		"Descriptor", "ID", "New", "Packages", "Settings",
+		"ApprovalAutoReview", "ApprovalDenyAll", "SandboxDangerFullAccess", "SandboxReadOnly", "SandboxWorkspaceWrite",
+	},
+
+	// Today's exports, as they were when the table was made.
+	"acp": {
+		"Bundled", "CodeAPIKeyMissing", "CodeBinaryNotFound", "CodeExited", "CodeInvalidConfig", "CodeInvalidSettings",
+		"CodeMaxTokens", "CodeMaxTurns", "CodeRefusal", "CodeStartFailed", "CodeTurnFailed", "DescriptorClaude",
+		"DescriptorCodexACP", "DescriptorDroid", "DescriptorGemini", "DescriptorGeneric", "DescriptorKilo",
+		"DescriptorOpenClaw", "DescriptorQwen", "Descriptors", "EnvProfile", "EventOutputDelta", "EventPlan",
+		"EventReasoningDelta", "EventToolCall", "EventToolResult", "EventUsage", "ID", "KindEnv", "KindFile",
+		"KindString", "KindURL", "LoadProfile", "Named", "New", "Packages", "PolicyAllow", "PolicyAsk", "PolicyDeny",
+		"Profile", "ProfileClaude", "ProfileCodexACP", "ProfileDroid", "ProfileGemini", "ProfileKilo",
+		"ProfileOpenClaw", "ProfileQwen", "SettingSpec", "Settings",
+	},
+	"bundled": {
+		"Adapters", "Descriptor", "Descriptors", "EnvAdapter", "Lookup", "Packages", "Serve", "ServeHost", "Set",
+	},
+	"nodelib": {
+		"DeepAgentsDescriptor", "DeepAgentsID", "Descriptor", "Descriptors", "Packages", "StrandsDescriptor", "StrandsID",
+	},
+	"openclaw": {
+		"APIAnthropicMessages", "APIOpenAICompletions", "APIOpenAIResponses", "AnthropicBaseURL", "Binary",
+		"BrowserPort", "CodeAPIKeyMissing", "CodeBinaryNotFound", "CodeGatewayExited", "CodeHTTPError",
+		"CodeInvalidConfig", "CodeInvalidSettings", "CodeInvalidWorkspace", "CodeModelError", "CodeNodeUnsupported",
+		"CodePortUnavailable", "CodeRateLimited", "CodeStartFailed", "CodeStartTimeout", "CodeTurnFailed",
+		"Dashboard", "DefaultAgentID", "DefaultEnd", "DefaultStart", "Descriptor", "EnvBinary", "EnvNode",
+		"ErrNodeUnsupported", "Footprint", "GatewayConfig", "ID", "InputText", "KeyEnv", "Model", "Name", "New",
+		"NodeSupported", "OpenAIBaseURL", "Packages", "ParseSettings", "PortRange", "ProviderID", "ResolveBinary",
+		"SelectModel", "Settings", "TokenEnv",
+	},
+	"opencode": {
+		"CodeAPIKeyMissing", "CodeBinaryNotFound", "CodeInvalidConfig", "CodeInvalidSettings", "CodeInvalidWorkspace",
+		"CodeModelError", "CodeServerExited", "CodeStartFailed", "CodeStartTimeout", "CodeTurnFailed", "DefaultAgent",
+		"DefaultRequestTimeout", "Descriptor", "EnvBinary", "ErrEventTooLarge", "Event", "EventOutputDelta",
+		"EventProperties", "EventReasoningDelta", "EventToolCall", "EventToolResult", "EventUsage", "ID", "KeyEnv",
+		"MCPConfig", "MessageError", "MessageInfo", "Model", "Name", "New", "NewSSEReader", "OfflineEnv",
+		"OpenAIBaseURL", "Packages", "ParseEvent", "ParseSettings", "Part", "PasswordEnv", "ProviderID",
+		"ResolveBinary", "SSEReader", "SelectModel", "ServerConfig", "Settings", "Terminal", "Tokens", "ToolState",
+		"Username", "Web",
+	},
+	"scripted": {
+		"CodeInvalidSettings", "CodeInvokeFailure", "CodeMaxSteps", "CodeModelAuth", "CodeModelBadRequest",
+		"CodeModelContextExceeded", "CodeModelNotFound", "CodeModelOverloaded", "CodeModelProtocol",
+		"CodeModelQuotaExhausted", "CodeModelRateLimited", "CodeModelServerError", "CodeModelUnreachable",
+		"CodeServiceReference", "CodeServiceUnauthorized", "CodeServiceUnavailable", "CodeStartFailure",
+		"ConnTokenEnv", "ConnURL", "DefaultResponse", "DefaultToolTimeoutMS", "Descriptor", "DescriptorV1",
+		"EventKind", "EventToolCall", "EventToolResult", "ID", "IDv1", "MalformedLine", "MaxSteps",
+		"MaxToolOutputBytes", "ModeCrashMidInvoke", "ModeExitOnStart", "ModeHang", "ModeInvokeFailure",
+		"ModeMalformedOutput", "ModeModel", "ModeOK", "ModeSlowStream", "ModeStartFailure", "New", "Packages",
+		"ServiceTokenEnv", "ServiceType", "Settings", "ShellTool", "SlowStreamEvents", "SlowStreamIntervalMS", "Usage",
+	},
+}

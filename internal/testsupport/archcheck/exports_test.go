@@ -1,0 +1,128 @@
+package archcheck
+
+import (
+	"go/ast"
+	"go/build"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+)
+
+// Every package under adapters/ exports only what exportAllow lists for it,
+// and every such package has a list.
+func TestAdapterExports(t *testing.T) {
+	dirs, err := os.ReadDir(filepath.Join(repoRoot, "adapters"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, d := range dirs {
+		if !d.IsDir() {
+			continue
+		}
+		dir := filepath.Join(repoRoot, "adapters", d.Name())
+		got, ok, err := exported(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", dir, err)
+		}
+		if !ok {
+			continue // no Go package here
+		}
+		seen++
+		allow, listed := exportAllow[d.Name()]
+		if !listed {
+			t.Errorf("adapters/%s exports %v but has no entry in exportAllow (exports_allow_test.go)", d.Name(), got)
+			continue
+		}
+		for _, n := range got {
+			if !slices.Contains(allow, n) {
+				t.Errorf("adapters/%s exports %s: a user composes New, ID, descriptors, Settings and Packages; unexport it (or, if callers compose it, add it to exportAllow)", d.Name(), n)
+			}
+		}
+		for _, n := range allow {
+			if !slices.Contains(got, n) {
+				t.Logf("adapters/%s no longer exports %s: it can leave exportAllow", d.Name(), n)
+			}
+		}
+	}
+	if seen < 8 {
+		t.Fatalf("found %d Go packages under adapters/, want the bundled adapters", seen)
+	}
+}
+
+// TestExported checks the lister on a package of its own making.
+func TestExported(t *testing.T) {
+	dir := t.TempDir()
+	src := map[string]string{
+		"a.go":             "package a\n\nconst (\n\tCodeX = \"x\"\n\tinner = 1\n)\n\nvar Descriptor, other []byte\n\ntype Settings struct{ Field int }\n\ntype hidden struct{}\n\nfunc New() {}\n\nfunc (Settings) Method() {}\n\nfunc helper() {}\n",
+		"a_test.go":        "package a\n\nconst TestOnly = 1\n",
+		"other_windows.go": "//go:build windows\n\npackage a\n\nconst WindowsOnly = 1\n",
+	}
+	if build.Default.GOOS == "windows" {
+		t.Skip("the fixture's build constraint assumes a non-Windows host")
+	}
+	for name, s := range src {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, ok, err := exported(dir)
+	if err != nil || !ok {
+		t.Fatalf("exported: %v, %v", ok, err)
+	}
+	if want := []string{"CodeX", "Descriptor", "New", "Settings"}; !slices.Equal(got, want) {
+		t.Errorf("exported = %v, want %v", got, want)
+	}
+	if _, ok, err := exported(t.TempDir()); ok || err != nil {
+		t.Errorf("exported of an empty dir = %v, %v; want no package", ok, err)
+	}
+}
+
+// exported lists the package-level exported identifiers of the non-test Go
+// files in dir that build for this platform, sorted; ok is false when dir
+// holds no Go package.
+func exported(dir string) (names []string, ok bool, err error) {
+	bp, err := build.ImportDir(dir, 0)
+	if _, none := err.(*build.NoGoError); none {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	fset := token.NewFileSet()
+	for _, f := range bp.GoFiles {
+		af, err := parser.ParseFile(fset, filepath.Join(dir, f), nil, parser.SkipObjectResolution)
+		if err != nil {
+			return nil, false, err
+		}
+		for _, d := range af.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil && d.Name.IsExported() {
+					names = append(names, d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					switch sp := sp.(type) {
+					case *ast.TypeSpec:
+						if sp.Name.IsExported() {
+							names = append(names, sp.Name.Name)
+						}
+					case *ast.ValueSpec:
+						for _, n := range sp.Names {
+							if n.IsExported() {
+								names = append(names, n.Name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	return names, true, nil
+}
