@@ -9,10 +9,10 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 )
 
-// CheckHealth checks rt and each interface named at every level (live,
+// CheckRuntimeHealth checks rt and each interface named at every level (live,
 // active, ready), each check bounded by timeoutSeconds, and fails the test
 // for any outcome but passed.
-func CheckHealth(t testing.TB, rt *fabric.Runtime, timeoutSeconds float64, interfaces ...string) {
+func CheckRuntimeHealth(t testing.TB, rt *fabric.Runtime, timeoutSeconds float64, interfaces ...string) {
 	t.Helper()
 	for _, level := range []string{contract.LevelLive, contract.LevelActive, contract.LevelReady} {
 		for _, target := range append([]string{""}, interfaces...) {

@@ -153,7 +153,7 @@ func TestLive(t *testing.T) {
 		}
 	})
 
-	t.Run("health", func(t *testing.T) { adaptertest.CheckHealth(t, rt, 3, openclaw.Dashboard) })
+	t.Run("health", func(t *testing.T) { adaptertest.CheckRuntimeHealth(t, rt, 3, openclaw.Dashboard) })
 
 	t.Run("browser", func(t *testing.T) {
 		shot := signInAndChat(t, chromium, port, token)

@@ -217,7 +217,7 @@ func TestLive(t *testing.T) {
 		}
 	})
 
-	t.Run("health", func(t *testing.T) { adaptertest.CheckHealth(t, rt, 5, opencode.Web) })
+	t.Run("health", func(t *testing.T) { adaptertest.CheckRuntimeHealth(t, rt, 5, opencode.Web) })
 
 	sessionID := runtimeSession(t, webPort, password, rt.ID())
 
