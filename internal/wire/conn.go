@@ -739,8 +739,10 @@ func (c *Conn) request(caller context.Context, req *Request) {
 }
 
 func (c *Conn) serveRequest(req *Request) {
-	defer c.active.Add(-1)
 	result, err := c.handler.Handle(c.hctx, req)
+	// The slot is free before the answer goes out: a peer that sends its
+	// next request on the answer is not told the conn is overloaded.
+	c.active.Add(-1)
 	var rpcErr *Error
 	if err != nil {
 		rpcErr = toRPCError(err)

@@ -240,45 +240,41 @@ func TestConcurrentCallsOutOfOrder(t *testing.T) {
 	})
 	a, _ := connPair(t, Options{}, Options{Handler: h})
 
-	var order []int
-	var mu sync.Mutex
+	returned := make(chan int) // the call that returned
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			var got int
 			if err := a.Call(context.Background(), "work", i, &got); err != nil {
 				t.Error(err)
-				return
-			}
-			if got != i*10 {
+			} else if got != i*10 {
 				t.Errorf("call %d got %d", i, got)
 			}
-			mu.Lock()
-			order = append(order, i)
-			mu.Unlock()
+			returned <- i
 		})
 	}
 	for range n {
-		<-started // all handlers running at once
+		waitFor(t, started) // all handlers running at once
 	}
 	for i := n - 1; i >= 0; i-- {
 		close(gates[i])
-		// Wait for this call to complete before releasing the next.
-		for {
-			mu.Lock()
-			done := len(order) == n-i
-			mu.Unlock()
-			if done {
-				break
-			}
-			time.Sleep(time.Millisecond)
+		// This call, and no other, returns before the next is released.
+		if got := waitFor(t, returned); got != i {
+			t.Fatalf("call %d returned when call %d was answered", got, i)
 		}
 	}
 	wg.Wait()
-	for k, i := range order {
-		if i != n-1-k {
-			t.Fatalf("completion order %v, want reverse", order)
-		}
+}
+
+// waitFor receives from ch, failing t if nothing comes within waitLong.
+func waitFor[T any](t *testing.T, ch <-chan T) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitLong):
+		t.Fatal("timed out")
+		panic("unreachable")
 	}
 }
 
@@ -329,13 +325,16 @@ func TestHealthWhileInvokeBlocked(t *testing.T) {
 	}
 }
 
-// recorder is a notification handler that records params in order.
+// recorder is a notification handler that records params in order. If
+// full is set, it is closed when want notifications have been recorded.
 type recorder struct {
 	mu     sync.Mutex
 	got    []int
 	delay  time.Duration
 	active int
 	maxAct int
+	want   int
+	full   chan struct{}
 }
 
 func (r *recorder) Handle(ctx context.Context, req *Request) (any, error) {
@@ -352,6 +351,9 @@ func (r *recorder) Handle(ctx context.Context, req *Request) (any, error) {
 	r.active--
 	if err == nil && req.IsNotification() {
 		r.got = append(r.got, p.Seq)
+		if r.full != nil && len(r.got) == r.want {
+			close(r.full)
+		}
 	}
 	r.mu.Unlock()
 	return nil, err
@@ -364,22 +366,20 @@ func (r *recorder) snapshot() []int {
 }
 
 func TestNotificationsInOrder(t *testing.T) {
-	rec := &recorder{}
-	a, b := connPair(t, Options{Handler: rec, InboundQueue: 8}, Options{})
 	const n = 5000
+	rec := &recorder{want: n, full: make(chan struct{})}
+	a, b := connPair(t, Options{Handler: rec, InboundQueue: 8}, Options{})
 	for i := range n {
 		if err := b.Notify(context.Background(), "event", map[string]int{"seq": i}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(waitLong)
-	for len(rec.snapshot()) < n && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-rec.full:
+	case <-time.After(waitLong):
+		t.Fatalf("got %d notifications, want %d", len(rec.snapshot()), n)
 	}
 	got := rec.snapshot()
-	if len(got) != n {
-		t.Fatalf("got %d notifications, want %d", len(got), n)
-	}
 	for i, s := range got {
 		if s != i {
 			t.Fatalf("notification %d has seq %d", i, s)
@@ -883,17 +883,9 @@ func TestOverloaded(t *testing.T) {
 	if err := waitErr(t, slow); err != nil {
 		t.Fatal(err)
 	}
-	// Give the finished handler a moment to release its slot.
-	deadline := time.Now().Add(waitLong)
-	for {
-		err := a.Call(context.Background(), "fast", nil, nil)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still overloaded: %v", err)
-		}
-		time.Sleep(time.Millisecond)
+	// A handler's slot is free before its answer goes out.
+	if err := a.Call(context.Background(), "fast", nil, nil); err != nil {
+		t.Fatalf("after the slow call returned: %v", err)
 	}
 }
 
