@@ -119,88 +119,88 @@ type (
 // side decodes the payload (with presence, invokeParts) and encodes the
 // result.
 var (
-	runResultObject = object[runResult]{
-		{"status", func(r *runResult) any { return &r.Status }, nil, 0},
-		{"output", func(r *runResult) any { return &r.Output }, nil, 0},
-		{"error", func(r *runResult) any { return &r.Error }, &runErrorObject, 0},
-		{"usage", func(r *runResult) any { return &r.Usage }, &usageObject, 0},
-		{"artifacts", func(r *runResult) any { return &r.Artifacts }, &artifactObject, 0},
-		{"extensions", func(r *runResult) any { return &r.Extensions }, nil, 0},
-	}
-	runErrorObject = object[runError]{
-		{"code", func(e *runError) any { return &e.Code }, nil, 0},
-		{"message", func(e *runError) any { return &e.Message }, nil, 0},
-		{"retryable", func(e *runError) any { return &e.Retryable }, nil, 0},
-		{"extensions", func(e *runError) any { return &e.Extensions }, nil, 0},
-	}
-	usageObject = object[usage]{
-		{"input_tokens", func(u *usage) any { return &u.InputTokens }, nil, 0},
-		{"output_tokens", func(u *usage) any { return &u.OutputTokens }, nil, 0},
-		{"total_tokens", func(u *usage) any { return &u.TotalTokens }, nil, 0},
-		{"cost_usd", func(u *usage) any { return &u.CostUSD }, nil, 0},
-		{"extensions", func(u *usage) any { return &u.Extensions }, nil, 0},
-	}
-	artifactObject = object[artifact]{
-		{"name", func(a *artifact) any { return &a.Name }, nil, 0},
-		{"kind", func(a *artifact) any { return &a.Kind }, nil, 0},
-		{"path", func(a *artifact) any { return &a.Path }, nil, 0},
-		{"media_type", func(a *artifact) any { return &a.MediaType }, nil, 0},
-		{"extensions", func(a *artifact) any { return &a.Extensions }, nil, 0},
-	}
+	runResultObject = object{fields: []field{
+		{"status", func(v any) any { return &v.(*runResult).Status }, nil, 0},
+		{"output", func(v any) any { return &v.(*runResult).Output }, nil, 0},
+		{"error", func(v any) any { return &v.(*runResult).Error }, ptr[runError]{&runErrorObject}, 0},
+		{"usage", func(v any) any { return &v.(*runResult).Usage }, ptr[usage]{&usageObject}, 0},
+		{"artifacts", func(v any) any { return &v.(*runResult).Artifacts }, list[artifact]{&artifactObject}, 0},
+		{"extensions", func(v any) any { return &v.(*runResult).Extensions }, nil, 0},
+	}}
+	runErrorObject = object{fields: []field{
+		{"code", func(v any) any { return &v.(*runError).Code }, nil, 0},
+		{"message", func(v any) any { return &v.(*runError).Message }, nil, 0},
+		{"retryable", func(v any) any { return &v.(*runError).Retryable }, nil, 0},
+		{"extensions", func(v any) any { return &v.(*runError).Extensions }, nil, 0},
+	}}
+	usageObject = object{fields: []field{
+		{"input_tokens", func(v any) any { return &v.(*usage).InputTokens }, nil, 0},
+		{"output_tokens", func(v any) any { return &v.(*usage).OutputTokens }, nil, 0},
+		{"total_tokens", func(v any) any { return &v.(*usage).TotalTokens }, nil, 0},
+		{"cost_usd", func(v any) any { return &v.(*usage).CostUSD }, nil, 0},
+		{"extensions", func(v any) any { return &v.(*usage).Extensions }, nil, 0},
+	}}
+	artifactObject = object{fields: []field{
+		{"name", func(v any) any { return &v.(*artifact).Name }, nil, 0},
+		{"kind", func(v any) any { return &v.(*artifact).Kind }, nil, 0},
+		{"path", func(v any) any { return &v.(*artifact).Path }, nil, 0},
+		{"media_type", func(v any) any { return &v.(*artifact).MediaType }, nil, 0},
+		{"extensions", func(v any) any { return &v.(*artifact).Extensions }, nil, 0},
+	}}
 
-	invokePartsObject = object[invokeParts]{
-		{"runtime_context", func(p *invokeParts) any { return &p.RuntimeContext }, &runtimeContextObject, 0},
-		{"request", func(p *invokeParts) any { return &p.Request }, &runRequestObject, 0},
-	}
-	invokeParamsObject = object[InvokeParams]{
-		{"runtime_context", func(p *InvokeParams) any { return &p.RuntimeContext }, &runtimeContextObject, 0},
-		{"request", func(p *InvokeParams) any { return &p.Request }, &runRequestObject, 0},
-	}
-	runtimeContextObject = object[runtimeCx]{
-		{"runtime_id", func(rc *runtimeCx) any { return &rc.RuntimeID }, nil, 0},
-		{"invocation_id", func(rc *runtimeCx) any { return &rc.InvocationID }, nil, 0},
-		{"request_id", func(rc *runtimeCx) any { return &rc.RequestID }, nil, 0},
-		{"environment", func(rc *runtimeCx) any { return &rc.Environment }, &environmentObject, 0},
+	invokePartsObject = object{fields: []field{
+		{"runtime_context", func(v any) any { return &v.(*invokeParts).RuntimeContext }, ptr[runtimeCx]{&runtimeContextObject}, 0},
+		{"request", func(v any) any { return &v.(*invokeParts).Request }, ptr[runReq]{&runRequestObject}, 0},
+	}}
+	invokeParamsObject = object{fields: []field{
+		{"runtime_context", func(v any) any { return &v.(*InvokeParams).RuntimeContext }, &runtimeContextObject, 0},
+		{"request", func(v any) any { return &v.(*InvokeParams).Request }, &runRequestObject, 0},
+	}}
+	runtimeContextObject = object{fields: []field{
+		{"runtime_id", func(v any) any { return &v.(*runtimeCx).RuntimeID }, nil, 0},
+		{"invocation_id", func(v any) any { return &v.(*runtimeCx).InvocationID }, nil, 0},
+		{"request_id", func(v any) any { return &v.(*runtimeCx).RequestID }, nil, 0},
+		{"environment", func(v any) any { return &v.(*runtimeCx).Environment }, &environmentObject, 0},
 		// ArtifactManifest.MarshalJSON uses json.Marshal, which escapes
 		// HTML whatever the outer encoder does.
-		{"artifacts", func(rc *runtimeCx) any { return &rc.Artifacts }, &manifestObject, escapeHTML},
-		{"telemetry", func(rc *runtimeCx) any { return &rc.Telemetry }, &telemetryObject, 0},
-	}
-	environmentObject = object[envHandle]{
-		{"environment_id", func(e *envHandle) any { return &e.EnvironmentID }, nil, 0},
-		{"provider", func(e *envHandle) any { return &e.Provider }, nil, 0},
-		{"control_location", func(e *envHandle) any { return &e.ControlLocation }, nil, 0},
-		{"ownership", func(e *envHandle) any { return &e.Ownership }, nil, 0},
-		{"workspace", func(e *envHandle) any { return &e.Workspace }, nil, 0},
-		{"artifacts", func(e *envHandle) any { return &e.Artifacts }, nil, 0},
-		{"env", func(e *envHandle) any { return &e.Env }, nil, 0},
-		{"connection", func(e *envHandle) any { return &e.Connection }, nil, 0},
-		{"metadata", func(e *envHandle) any { return &e.Metadata }, nil, 0},
-	}
-	manifestObject = object[manifest]{
-		{"root", func(m *manifest) any { return &m.Root }, nil, 0},
+		{"artifacts", func(v any) any { return &v.(*runtimeCx).Artifacts }, &manifestObject, escapeHTML},
+		{"telemetry", func(v any) any { return &v.(*runtimeCx).Telemetry }, ptr[telemetry]{&telemetryObject}, 0},
+	}}
+	environmentObject = object{fields: []field{
+		{"environment_id", func(v any) any { return &v.(*envHandle).EnvironmentID }, nil, 0},
+		{"provider", func(v any) any { return &v.(*envHandle).Provider }, nil, 0},
+		{"control_location", func(v any) any { return &v.(*envHandle).ControlLocation }, nil, 0},
+		{"ownership", func(v any) any { return &v.(*envHandle).Ownership }, nil, 0},
+		{"workspace", func(v any) any { return &v.(*envHandle).Workspace }, nil, 0},
+		{"artifacts", func(v any) any { return &v.(*envHandle).Artifacts }, nil, 0},
+		{"env", func(v any) any { return &v.(*envHandle).Env }, nil, 0},
+		{"connection", func(v any) any { return &v.(*envHandle).Connection }, nil, 0},
+		{"metadata", func(v any) any { return &v.(*envHandle).Metadata }, nil, 0},
+	}}
+	manifestObject = object{fields: []field{
+		{"root", func(v any) any { return &v.(*manifest).Root }, nil, 0},
 		// ArtifactManifest.MarshalJSON writes a nil list as [].
-		{"artifacts", func(m *manifest) any { return &m.Artifacts }, &artifactRefObject, emptyList},
-	}
-	artifactRefObject = object[artRef]{
-		{"name", func(a *artRef) any { return &a.Name }, nil, 0},
-		{"kind", func(a *artRef) any { return &a.Kind }, nil, 0},
-		{"path", func(a *artRef) any { return &a.Path }, nil, 0},
-		{"media_type", func(a *artRef) any { return &a.MediaType }, nil, 0},
-		{"metadata", func(a *artRef) any { return &a.Metadata }, nil, 0},
-	}
-	telemetryObject = object[telemetry]{
-		{"relay_enabled", func(t *telemetry) any { return &t.RelayEnabled }, nil, 0},
-		{"config_path", func(t *telemetry) any { return &t.ConfigPath }, nil, 0},
-		{"env", func(t *telemetry) any { return &t.Env }, nil, 0},
-		{"metadata", func(t *telemetry) any { return &t.Metadata }, nil, 0},
-	}
-	runRequestObject = object[runReq]{
-		{"input", func(r *runReq) any { return &r.Input }, nil, 0},
-		{"context", func(r *runReq) any { return &r.Context }, nil, 0},
-		{"extensions", func(r *runReq) any { return &r.Extensions }, nil, 0},
-		{"relay_session_root", func(r *runReq) any { return &r.RelaySessionRoot }, nil, 0},
-	}
+		{"artifacts", func(v any) any { return &v.(*manifest).Artifacts }, list[artRef]{&artifactRefObject}, emptyList},
+	}}
+	artifactRefObject = object{fields: []field{
+		{"name", func(v any) any { return &v.(*artRef).Name }, nil, 0},
+		{"kind", func(v any) any { return &v.(*artRef).Kind }, nil, 0},
+		{"path", func(v any) any { return &v.(*artRef).Path }, nil, 0},
+		{"media_type", func(v any) any { return &v.(*artRef).MediaType }, nil, 0},
+		{"metadata", func(v any) any { return &v.(*artRef).Metadata }, nil, 0},
+	}}
+	telemetryObject = object{fields: []field{
+		{"relay_enabled", func(v any) any { return &v.(*telemetry).RelayEnabled }, nil, 0},
+		{"config_path", func(v any) any { return &v.(*telemetry).ConfigPath }, nil, 0},
+		{"env", func(v any) any { return &v.(*telemetry).Env }, nil, 0},
+		{"metadata", func(v any) any { return &v.(*telemetry).Metadata }, nil, 0},
+	}}
+	runRequestObject = object{fields: []field{
+		{"input", func(v any) any { return &v.(*runReq).Input }, nil, 0},
+		{"context", func(v any) any { return &v.(*runReq).Context }, nil, 0},
+		{"extensions", func(v any) any { return &v.(*runReq).Extensions }, nil, 0},
+		{"relay_session_root", func(v any) any { return &v.(*runReq).RelaySessionRoot }, nil, 0},
+	}}
 )
 
 func fastRunResult(raw []byte, r *runResult) bool { return runResultObject.decode(raw, r) }
@@ -222,17 +222,19 @@ func appendRunResult(dst []byte, r *runResult) ([]byte, bool) {
 
 // ---- the codec the tables drive ----
 
-// An object is the JSON fields of a struct T in the order of T's fields,
-// which is the order encoding/json writes them in.
-type object[T any] []field[T]
+// An object is the JSON members of one struct type S in the order of S's
+// fields, which is the order encoding/json writes them in. It is given
+// its values as an any holding a *S; a field of type S is handled by its
+// object, one of type *S by a ptr and one of type []S by a list.
+type object struct{ fields []field }
 
-// A field is one member: its key, the address of its value in a T (the
-// value's type says how it is decoded and encoded, and whether omitempty
-// leaves it out), and for a value of a struct type S (S, *S or []S) the
-// object of S.
-type field[T any] struct {
+// A field is one member: its key, the address of its value in an S
+// (the value's type says how it is decoded and encoded, and whether
+// omitempty leaves it out), and for a value of struct type the object,
+// ptr or list that handles it.
+type field struct {
 	key   string
-	at    func(*T) any
+	at    func(v any) any
 	of    nested
 	flags fieldFlags
 }
@@ -247,8 +249,7 @@ const (
 	emptyList
 )
 
-// nested is an object[S] seen from an object holding an S, a *S or an []S
-// (p is the address of that value).
+// nested handles a value of struct type, given its address p.
 type nested interface {
 	decodeAt(val []byte, p any) bool
 	appendAt(dst []byte, p any, esc, keepList bool) (_ []byte, ok, omit bool)
@@ -256,22 +257,25 @@ type nested interface {
 
 // decode decodes the object raw into v, declining an unknown, repeated or
 // escaped key and a value of an unexpected type.
-func (o object[T]) decode(raw []byte, v *T) bool {
+func (o *object) decode(raw []byte, v any) bool {
 	var s seen
 	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		for i := range o {
-			if f := &o[i]; f.key == string(key) {
-				return s.first(uint(i)) && f.decode(val, f.at(v))
+		for i := range o.fields {
+			if f := &o.fields[i]; f.key == string(key) {
+				if !s.first(uint(i)) {
+					return false
+				}
+				if f.of != nil {
+					return f.of.decodeAt(val, f.at(v))
+				}
+				return decodeScalar(val, f.at(v))
 			}
 		}
 		return false
 	})
 }
 
-func (f *field[T]) decode(val []byte, p any) bool {
-	if f.of != nil {
-		return f.of.decodeAt(val, p)
-	}
+func decodeScalar(val []byte, p any) bool {
 	switch p := p.(type) {
 	case *string:
 		return wire.StringField(val, p)
@@ -293,38 +297,17 @@ func (f *field[T]) decode(val []byte, p any) bool {
 	return false
 }
 
-func (o *object[T]) decodeAt(val []byte, p any) bool {
-	switch p := p.(type) {
-	case *T: // a struct: null leaves it as it is
-		return wire.IsNull(val) || o.decode(val, p)
-	case **T:
-		if wire.IsNull(val) {
-			*p = nil
-			return true
-		}
-		*p = new(T)
-		return o.decode(val, *p)
-	case *[]T:
-		if wire.IsNull(val) {
-			*p = nil
-			return true
-		}
-		*p = []T{}
-		return wire.ArrayElements(val, func(elem []byte) bool {
-			var zero T // null decodes as the zero value
-			*p = append(*p, zero)
-			return wire.IsNull(elem) || o.decode(elem, &(*p)[len(*p)-1])
-		})
-	}
-	return false
+// decodeAt decodes a struct field: null leaves it as it is.
+func (o *object) decodeAt(val []byte, p any) bool {
+	return wire.IsNull(val) || o.decode(val, p)
 }
 
 // append appends v as encoding/json encodes it (HTML-escaped if esc), or
 // reports false for a value it leaves to encoding/json.
-func (o object[T]) append(dst []byte, v *T, esc bool) ([]byte, bool) {
+func (o *object) append(dst []byte, v any, esc bool) ([]byte, bool) {
 	sep := byte('{')
-	for i := range o {
-		f := &o[i]
+	for i := range o.fields {
+		f := &o.fields[i]
 		n := len(dst)
 		dst = append(dst, sep, '"')
 		dst = append(dst, f.key...)
@@ -393,33 +376,78 @@ func appendScalar(dst []byte, p any, esc bool) (_ []byte, ok, omit bool) {
 	return dst, false, false
 }
 
-// appendAt appends the S, *S or []S at p, or reports omit for a nil
-// pointer and an empty list unless keepList (which writes a nil list as []).
-func (o *object[T]) appendAt(dst []byte, p any, esc, keepList bool) (_ []byte, ok, omit bool) {
-	switch p := p.(type) {
-	case *T:
-		dst, ok = o.append(dst, p, esc)
-		return dst, ok, false
-	case **T:
-		if *p == nil {
-			return dst, true, true
-		}
-		dst, ok = o.append(dst, *p, esc)
-		return dst, ok, false
-	case *[]T:
-		if len(*p) == 0 && !keepList {
-			return dst, true, true
-		}
-		dst = append(dst, '[')
-		for i := range *p {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			if dst, ok = o.append(dst, &(*p)[i], esc); !ok {
-				return dst, false, false
-			}
-		}
-		return append(dst, ']'), true, false
+func (o *object) appendAt(dst []byte, p any, esc, _ bool) (_ []byte, ok, omit bool) {
+	dst, ok = o.append(dst, p, esc)
+	return dst, ok, false
+}
+
+// A ptr handles a field of type *S, S being its object's type.
+type ptr[S any] struct{ of *object }
+
+func (q ptr[S]) decodeAt(val []byte, p any) bool {
+	pp, ok := p.(**S)
+	switch {
+	case !ok:
+		return false
+	case wire.IsNull(val):
+		*pp = nil
+		return true
 	}
-	return dst, false, false
+	*pp = new(S)
+	return q.of.decode(val, *pp)
+}
+
+// appendAt appends the *S at p, or reports omit for nil.
+func (q ptr[S]) appendAt(dst []byte, p any, esc, _ bool) (_ []byte, ok, omit bool) {
+	pp, ok := p.(**S)
+	switch {
+	case !ok:
+		return dst, false, false
+	case *pp == nil:
+		return dst, true, true
+	}
+	dst, ok = q.of.append(dst, *pp, esc)
+	return dst, ok, false
+}
+
+// A list handles a field of type []S, S being its object's type.
+type list[S any] struct{ of *object }
+
+func (l list[S]) decodeAt(val []byte, p any) bool {
+	s, ok := p.(*[]S)
+	switch {
+	case !ok:
+		return false
+	case wire.IsNull(val):
+		*s = nil
+		return true
+	}
+	*s = []S{}
+	return wire.ArrayElements(val, func(elem []byte) bool {
+		var zero S // null decodes as the zero value
+		*s = append(*s, zero)
+		return wire.IsNull(elem) || l.of.decode(elem, &(*s)[len(*s)-1])
+	})
+}
+
+// appendAt appends the []S at p, or reports omit for an empty one unless
+// keepList (which writes a nil list as []).
+func (l list[S]) appendAt(dst []byte, p any, esc, keepList bool) (_ []byte, ok, omit bool) {
+	s, ok := p.(*[]S)
+	switch {
+	case !ok:
+		return dst, false, false
+	case len(*s) == 0 && !keepList:
+		return dst, true, true
+	}
+	dst = append(dst, '[')
+	for i := range *s {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, ok = l.of.append(dst, &(*s)[i], esc); !ok {
+			return dst, false, false
+		}
+	}
+	return append(dst, ']'), true, false
 }
