@@ -110,14 +110,15 @@ func (p *rawPeer) recvJSON() map[string]any {
 	return m
 }
 
-func waitErr(t *testing.T, ch <-chan error) error {
+// waitFor receives from ch, failing t if nothing comes within waitLong.
+func waitFor[T any](t *testing.T, ch <-chan T) T {
 	t.Helper()
 	select {
-	case err := <-ch:
-		return err
+	case v := <-ch:
+		return v
 	case <-time.After(waitLong):
-		t.Fatal("timeout")
-		return nil
+		t.Fatal("timed out")
+		panic("unreachable")
 	}
 }
 
@@ -266,18 +267,6 @@ func TestConcurrentCallsOutOfOrder(t *testing.T) {
 	wg.Wait()
 }
 
-// waitFor receives from ch, failing t if nothing comes within waitLong.
-func waitFor[T any](t *testing.T, ch <-chan T) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(waitLong):
-		t.Fatal("timed out")
-		panic("unreachable")
-	}
-}
-
 // TestHealthWhileInvokeBlocked: a long invoke must not block health.
 func TestHealthWhileInvokeBlocked(t *testing.T) {
 	release := make(chan struct{})
@@ -320,7 +309,7 @@ func TestHealthWhileInvokeBlocked(t *testing.T) {
 	default:
 	}
 	close(release)
-	if err := waitErr(t, invokeDone); err != nil {
+	if err := waitFor(t, invokeDone); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -472,7 +461,7 @@ func TestCallContextCancel(t *testing.T) {
 			t.Fatalf("%d calls pending, %d handlers running: want the slow call waiting", pendingCalls(a), b.active.Load())
 		}
 		cancel()
-		if err := waitErr(t, done); !errors.Is(err, context.Canceled) {
+		if err := waitFor(t, done); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 		close(release) // the late response arrives and is dropped
@@ -590,7 +579,7 @@ func TestBadResponses(t *testing.T) {
 			go func() { done <- c.Call(context.Background(), "m", nil, nil) }()
 			p.recv()
 			p.send(tt.resp)
-			if err := waitErr(t, done); !tt.check(err) {
+			if err := waitFor(t, done); !tt.check(err) {
 				t.Fatalf("err = %v", err)
 			}
 		})
@@ -606,11 +595,11 @@ func TestParseErrorIsFatal(t *testing.T) {
 	if got, want := p.recv(), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`; got != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
-	err := waitErr(t, runDone)
+	err := waitFor(t, runDone)
 	if !errors.Is(err, ErrProtocol) {
 		t.Fatalf("Run = %v, want ErrProtocol", err)
 	}
-	err = waitErr(t, callDone)
+	err = waitFor(t, callDone)
 	if !errors.Is(err, ErrConnClosed) || !errors.Is(err, ErrProtocol) {
 		t.Fatalf("pending call = %v, want ErrConnClosed wrapping ErrProtocol", err)
 	}
@@ -639,11 +628,11 @@ func TestOversizedFrameIsFatal(t *testing.T) {
 		_ = p.fw.WriteFrame([]byte(strings.Repeat("x", 4096)))
 	}()
 	defer func() { <-sent }()
-	err := waitErr(t, runDone)
+	err := waitFor(t, runDone)
 	if !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("Run = %v, want ErrFrameTooLarge", err)
 	}
-	err = waitErr(t, callDone)
+	err = waitFor(t, callDone)
 	if !errors.Is(err, ErrConnClosed) || !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("pending call = %v", err)
 	}
@@ -689,7 +678,7 @@ func TestPeerCloseFailsPendingCalls(t *testing.T) {
 	}
 	b.Close()
 	for range n {
-		err := waitErr(t, errs)
+		err := waitFor(t, errs)
 		if !errors.Is(err, ErrConnClosed) || !errors.Is(err, io.EOF) {
 			t.Fatalf("pending call = %v, want ErrConnClosed wrapping io.EOF", err)
 		}
@@ -723,10 +712,10 @@ func testCloseFailsPendingCalls(t *testing.T) {
 	if err := a.Close(); err != nil { // idempotent
 		t.Fatal(err)
 	}
-	if err := waitErr(t, callDone); !errors.Is(err, ErrConnClosed) {
+	if err := waitFor(t, callDone); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("pending call = %v", err)
 	}
-	if err := waitErr(t, aDone); err != nil {
+	if err := waitFor(t, aDone); err != nil {
 		t.Fatalf("Run after Close = %v, want nil", err)
 	}
 	if err := a.Call(context.Background(), "x", nil, nil); !errors.Is(err, ErrConnClosed) {
@@ -764,13 +753,13 @@ func testRunContextCancel(t *testing.T) {
 		t.Fatal("the calls are not both waiting on their handlers")
 	}
 	cancel()
-	if err := waitErr(t, aDone); !errors.Is(err, context.Canceled) {
+	if err := waitFor(t, aDone); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
-	if err := waitErr(t, aCall); !errors.Is(err, ErrConnClosed) {
+	if err := waitFor(t, aCall); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("a's call = %v", err)
 	}
-	if err := waitErr(t, bCall); !errors.Is(err, ErrConnClosed) {
+	if err := waitFor(t, bCall); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("b's call = %v", err)
 	}
 }
@@ -799,7 +788,7 @@ func testCloseBeforeRun(t *testing.T) {
 		t.Fatal("the call is not waiting")
 	}
 	c.Close()
-	if err := waitErr(t, callDone); !errors.Is(err, ErrConnClosed) {
+	if err := waitFor(t, callDone); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("call = %v", err)
 	}
 	if err := c.Run(context.Background()); err != nil {
@@ -824,7 +813,7 @@ func testCallBeforeRun(t *testing.T) {
 		t.Fatal("the call is not waiting")
 	}
 	runConn(t, a)
-	if err := waitErr(t, done); err != nil || sum != 42 {
+	if err := waitFor(t, done); err != nil || sum != 42 {
 		t.Fatalf("sum = %d, %v", sum, err)
 	}
 }
@@ -856,7 +845,7 @@ func TestBlockedWriter(t *testing.T) {
 	}
 	cancel()
 	c.Close()
-	if err := waitErr(t, runDone); err != nil {
+	if err := waitFor(t, runDone); err != nil {
 		t.Fatalf("Run = %v", err)
 	}
 }
@@ -880,7 +869,7 @@ func TestOverloaded(t *testing.T) {
 		t.Fatalf("err = %v, want overloaded", err)
 	}
 	close(release)
-	if err := waitErr(t, slow); err != nil {
+	if err := waitFor(t, slow); err != nil {
 		t.Fatal(err)
 	}
 	// A handler's slot is free before its answer goes out.
@@ -953,7 +942,7 @@ func TestCallFromNotificationHandler(t *testing.T) {
 	if err := b.Notify(context.Background(), "event", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitErr(t, got); err == nil || !strings.Contains(err.Error(), "deadlock") {
+	if err := waitFor(t, got); err == nil || !strings.Contains(err.Error(), "deadlock") {
 		t.Fatalf("err = %v, want the deadlock guard", err)
 	}
 }
