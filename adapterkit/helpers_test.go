@@ -165,17 +165,23 @@ func startV2(t testing.TB, a Adapter, opts ...ServeOption) *v2Core {
 	return c
 }
 
-// waitServed waits for Serve to return (once) and returns its error.
 func (c *v2Core) waitServed() error {
 	c.t.Helper()
+	return waitServed(c.t, c.served)
+}
+
+// waitServed waits for Serve to return on served (once: later waits see
+// the channel closed) and returns its error.
+func waitServed(t testing.TB, served chan error) error {
+	t.Helper()
 	select {
-	case err, ok := <-c.served:
+	case err, ok := <-served:
 		if ok {
-			close(c.served)
+			close(served)
 		}
 		return err
 	case <-time.After(testTimeout):
-		c.t.Fatal("Serve did not return")
+		t.Fatal("Serve did not return")
 		return nil
 	}
 }
@@ -250,16 +256,7 @@ func startV1(t *testing.T, a Adapter, opts ...ServeOption) *v1Core {
 
 func (c *v1Core) waitServed() error {
 	c.t.Helper()
-	select {
-	case err, ok := <-c.served:
-		if ok {
-			close(c.served)
-		}
-		return err
-	case <-time.After(testTimeout):
-		c.t.Fatal("Serve did not return")
-		return nil
-	}
+	return waitServed(c.t, c.served)
 }
 
 func (c *v1Core) send(line string) {

@@ -4,50 +4,29 @@ package adapterkit
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/internal/wire"
-	"golang.org/x/sys/unix"
 )
 
-// lockedBuffer is a bytes.Buffer safe for exec's copying goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // child re-executes the test binary as a host in mode.
-func child(t *testing.T, mode, protocol string) (*exec.Cmd, *lockedBuffer) {
+func child(t *testing.T, mode, protocol string) (*exec.Cmd, *testproc.Output) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	// GORACE: the race runtime otherwise sleeps a second at exit.
 	cmd.Env = append(os.Environ(), childEnv+"="+mode, hostproto.EnvProtocol+"="+protocol, "GORACE=atexit_sleep_ms=0")
-	stderr := new(lockedBuffer)
+	stderr := new(testproc.Output)
 	cmd.Stderr = stderr
 	return cmd, stderr
 }
@@ -64,17 +43,7 @@ func mustJSON(t *testing.T, v any) string {
 // waitExit waits for cmd with a deadline and returns its exit code.
 func waitExit(t *testing.T, cmd *exec.Cmd, d time.Duration) int {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-		return cmd.ProcessState.ExitCode()
-	case <-time.After(d):
-		cmd.Process.Kill()
-		<-done
-		t.Fatalf("child did not exit within %v", d)
-		return -1
-	}
+	return testproc.Wait(t, cmd, d).ExitCode()
 }
 
 // TestV1StdoutProtected runs a v1 host whose adapter writes to stdout in
@@ -170,50 +139,47 @@ func TestV1SIGTERMDuringHang(t *testing.T) {
 	stdin.Close()
 }
 
-// socketpair returns the core's end as a net.Conn and the host's end as a
-// file to pass as fd 3.
-func socketpair(t *testing.T) (net.Conn, *os.File) {
+// startV2Hang starts a v2 host in mode hang on a real socket at fd 3,
+// starts runtime-1 and an invoke that hangs, and returns once health says
+// the host is busy with it. invoked receives the invoke's end; the conn's
+// Run ends on runEnd.
+func startV2Hang(t *testing.T, ctx context.Context, res *contract.AgentRunResult) (cmd *exec.Cmd, stderr *testproc.Output, conn *wire.Conn, invoked, runEnd chan error) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	coreFile := os.NewFile(uintptr(fds[0]), "core")
-	defer coreFile.Close()
-	core, err := net.FileConn(coreFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return core, os.NewFile(uintptr(fds[1]), "host")
-}
-
-// TestV2OnFD3 runs a v2 host on a real socket at fd 3: a hanging invoke,
-// health while it runs, cancel, stop, exit 0.
-func TestV2OnFD3(t *testing.T) {
-	cmd, stderr := child(t, "hang", contract.HostProtocolV2)
-	core, hostEnd := socketpair(t)
+	cmd, stderr = child(t, "hang", contract.HostProtocolV2)
+	core, hostEnd := testproc.Socketpair(t)
 	cmd.ExtraFiles = []*os.File{hostEnd}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	hostEnd.Close()
-	conn := wire.NewConn(core, core, wire.Options{})
-	runEnd := make(chan error, 1)
+	conn = wire.NewConn(core, core, wire.Options{})
+	runEnd = make(chan error, 1)
 	go func() { runEnd <- conn.Run(context.Background()) }()
-	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
-	defer cancel()
 	if err := conn.Call(ctx, "start", startParams("runtime-1"), nil); err != nil {
 		t.Fatalf("start: %v; stderr:\n%s", err, stderr)
 	}
-	invDone := make(chan error, 1)
-	var res contract.AgentRunResult
-	go func() { invDone <- conn.Call(ctx, "invoke", invokeParams("runtime-1", "i1", "x"), &res) }()
+	var out any // nil: no result wanted
+	if res != nil {
+		out = res
+	}
+	invoked = make(chan error, 1)
+	go func() { invoked <- conn.Call(ctx, "invoke", invokeParams("runtime-1", "i1", "x"), out) }()
 	var h Health
 	for h.Activity != "busy" {
 		if err := conn.Call(ctx, "health", hostproto.HealthParams{Level: "live"}, &h); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return cmd, stderr, conn, invoked, runEnd
+}
+
+// TestV2OnFD3 runs a v2 host on a real socket at fd 3: a hanging invoke,
+// health while it runs, cancel, stop, exit 0.
+func TestV2OnFD3(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	var res contract.AgentRunResult
+	cmd, stderr, conn, invDone, runEnd := startV2Hang(t, ctx, &res)
 	var cr hostproto.CancelResult
 	if err := conn.Call(ctx, "cancel", hostproto.CancelParams{InvocationID: "i1"}, &cr); err != nil || !cr.Cancelled {
 		t.Fatalf("cancel: %v %+v", err, cr)
@@ -249,29 +215,9 @@ func TestV2NoChannel(t *testing.T) {
 // TestV2SIGTERMDuringHang: SIGTERM ends a v2 host with a hanging turn; the
 // session is stopped and the host exits 0.
 func TestV2SIGTERMDuringHang(t *testing.T) {
-	cmd, stderr := child(t, "hang", contract.HostProtocolV2)
-	core, hostEnd := socketpair(t)
-	cmd.ExtraFiles = []*os.File{hostEnd}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	hostEnd.Close()
-	conn := wire.NewConn(core, core, wire.Options{})
-	runEnd := make(chan error, 1)
-	go func() { runEnd <- conn.Run(context.Background()) }()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
-	if err := conn.Call(ctx, "start", startParams("runtime-1"), nil); err != nil {
-		t.Fatalf("start: %v; stderr:\n%s", err, stderr)
-	}
-	invDone := make(chan error, 1)
-	go func() { invDone <- conn.Call(ctx, "invoke", invokeParams("runtime-1", "i1", "x"), nil) }()
-	var h Health
-	for h.Activity != "busy" {
-		if err := conn.Call(ctx, "health", hostproto.HealthParams{Level: "live"}, &h); err != nil {
-			t.Fatal(err)
-		}
-	}
+	cmd, stderr, _, invDone, runEnd := startV2Hang(t, ctx, nil)
 	cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, cmd, 5*time.Second); code != 0 {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)

@@ -188,23 +188,12 @@ func TestTimeoutIsGraded(t *testing.T) {
 func TestInfraRetry(t *testing.T) {
 	dir := t.TempDir()
 	marker := filepath.Join(dir, "first-attempt-done")
-	files(t, dir, map[string]string{
-		"agent.yaml": scriptedConfig("ok", ""),
-		"batch.yaml": itemsSpec(1, "  - {id: a, config: agent.yaml}\n  - {id: f, config: agent.yaml, overrides: {harness.settings.response: \"no\"}}\n", fmt.Sprintf(`grader: {kind: output_match, match: {equals: ok}}
-retry: {max_attempts: 3, backoff: {initial_seconds: 0.01}}
-`)),
-	})
 	// The first attempt of every trial fails in setup (an infrastructure
 	// error); the second passes setup.
-	s, err := batch.Load(filepath.Join(dir, "batch.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = s
 	spec := itemsSpec(1, "  - {id: a, config: agent.yaml}\n  - {id: f, config: agent.yaml, overrides: {harness.settings.response: \"no\"}}\n",
-		fmt.Sprintf("grader: {kind: output_match, match: {equals: ok}}\nretry: {max_attempts: 3, backoff: {initial_seconds: 0.01}}\n"))
+		"grader: {kind: output_match, match: {equals: ok}}\nretry: {max_attempts: 3, backoff: {initial_seconds: 0.01}}\n")
 	spec = strings.Replace(spec, `input: {text: "task 1"}}`, fmt.Sprintf(`input: {text: "task 1"}, workspace: {setup: ["test -f %[1]s-$(basename $(dirname $(dirname $(dirname $(dirname $PWD)))))/x || { mkdir -p %[1]s-$(basename $(dirname $(dirname $(dirname $(dirname $PWD))))); touch %[1]s-$(basename $(dirname $(dirname $(dirname $(dirname $PWD)))))/x; exit 1; }"]}}`, marker), 1)
-	files(t, dir, map[string]string{"batch.yaml": spec})
+	files(t, dir, map[string]string{"agent.yaml": scriptedConfig("ok", ""), "batch.yaml": spec})
 	_, st, recs := run(t, dir, batch.Options{})
 	byConfig := map[string]contract.BatchTrial{}
 	for _, r := range recs {

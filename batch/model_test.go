@@ -34,17 +34,28 @@ models:
 `
 }
 
-func TestRateLimitPausesOnlyItsKey(t *testing.T) {
+// twoKeys writes, in a new directory it returns, a batch of three tasks
+// graded on the output "ok" for two agents, on quota keys A and B, each
+// with a model endpoint of its own: A's answers its first request with
+// the error firstA, B's never fails. tail ends the batch spec.
+func twoKeys(t *testing.T, firstA, tail string) (a, b *modelstub.Server, dir string) {
+	t.Helper()
 	t.Setenv("FABRIC_BATCH_TEST_KEY", "placeholder-not-a-secret")
-	a := stub(t, "default: {text: ok}\nrules:\n  - match: {nth: 1}\n    reply: {error: {status: 429, retry_after: 2}}\n")
-	b := stub(t, "default: {text: ok}\n")
-	dir := t.TempDir()
+	a = stub(t, "default: {text: ok}\nrules:\n  - match: {nth: 1}\n    reply: {error: "+firstA+"}\n")
+	b = stub(t, "default: {text: ok}\n")
+	dir = t.TempDir()
 	files(t, dir, map[string]string{
 		"a.yaml": modelConfig(a.OpenAIBaseURL()),
 		"b.yaml": modelConfig(b.OpenAIBaseURL()),
 		"batch.yaml": itemsSpec(3, "  - {id: a, config: a.yaml, quota_key: A}\n  - {id: b, config: b.yaml, quota_key: B}\n",
-			"grader: {kind: output_match, match: {equals: ok}}\nlimits: {concurrency: 2, quotas: [{key: A, max_in_flight: 1}, {key: B, max_in_flight: 1}]}\nretry: {max_attempts: 2, classes: [model], backoff: {initial_seconds: 0.01}}\n"),
+			"grader: {kind: output_match, match: {equals: ok}}\n"+tail),
 	})
+	return a, b, dir
+}
+
+func TestRateLimitPausesOnlyItsKey(t *testing.T) {
+	a, b, dir := twoKeys(t, "{status: 429, retry_after: 2}",
+		"limits: {concurrency: 2, quotas: [{key: A, max_in_flight: 1}, {key: B, max_in_flight: 1}]}\nretry: {max_attempts: 2, classes: [model], backoff: {initial_seconds: 0.01}}\n")
 	_, _, recs := run(t, dir, batchOptions())
 	for _, r := range recs {
 		if r.Outcome != contract.TrialPassed {
@@ -103,16 +114,8 @@ keep_workspaces: always
 }
 
 func TestQuotaExhaustedOpensTheCircuit(t *testing.T) {
-	t.Setenv("FABRIC_BATCH_TEST_KEY", "placeholder-not-a-secret")
-	a := stub(t, "default: {text: ok}\nrules:\n  - match: {nth: 1}\n    reply: {error: {status: 429, type: insufficient_quota, retry_after: -1}}\n")
-	b := stub(t, "default: {text: ok}\n")
-	dir := t.TempDir()
-	files(t, dir, map[string]string{
-		"a.yaml": modelConfig(a.OpenAIBaseURL()),
-		"b.yaml": modelConfig(b.OpenAIBaseURL()),
-		"batch.yaml": itemsSpec(3, "  - {id: a, config: a.yaml, quota_key: A}\n  - {id: b, config: b.yaml, quota_key: B}\n",
-			"grader: {kind: output_match, match: {equals: ok}}\nlimits: {concurrency: 1}\nretry: {max_attempts: 3, classes: [model]}\n"),
-	})
+	a, _, dir := twoKeys(t, "{status: 429, type: insufficient_quota, retry_after: -1}",
+		"limits: {concurrency: 1}\nretry: {max_attempts: 3, classes: [model]}\n")
 	_, st, recs := run(t, dir, batchOptions())
 	got := map[string]string{}
 	for _, r := range recs {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/jsonvalue"
 )
 
 // doc is a config fragment in JSON form.
@@ -22,34 +23,18 @@ func merge(dst, src doc) doc {
 				out[k] = merge(dv, sv)
 				continue
 			}
-			out[k] = clone(sv)
-			continue
 		}
-		out[k] = cloneValue(v)
+		out[k] = jsonvalue.Clone(v)
 	}
 	return out
 }
 
+// clone deep-copies m; a nil m gives an empty doc, which can be written.
 func clone(m doc) doc {
-	out := make(doc, len(m))
-	for k, v := range m {
-		out[k] = cloneValue(v)
+	if m == nil {
+		return doc{}
 	}
-	return out
-}
-
-func cloneValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		return clone(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = cloneValue(e)
-		}
-		return out
-	}
-	return v
+	return jsonvalue.CloneObject(m)
 }
 
 // object returns m[key] as an object, creating it when absent.

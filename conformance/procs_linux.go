@@ -1,9 +1,10 @@
 package conformance
 
 import (
-	"bytes"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/fabric-runtime/fabric/internal/procfs"
@@ -23,23 +24,9 @@ func groupMembers(pgid int) []int {
 // and every descendant that inherited their environment, whichever process
 // group or session they moved to.
 func processesMentioning(dir string) []int {
-	needle := []byte(dir)
 	self := os.Getpid()
-	var out []int
-	pids, _ := procfs.Default.Pids()
-	for _, pid := range pids {
-		if pid == self {
-			continue
-		}
-		env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		if err != nil || !bytes.Contains(env, needle) {
-			continue
-		}
-		if st, err := procfs.Default.Stat(pid); err == nil && st.Live() {
-			out = append(out, pid)
-		}
-	}
-	return out
+	pids, _ := procfs.Default.EnvPids(func(entry string) bool { return strings.Contains(entry, dir) })
+	return slices.DeleteFunc(pids, func(pid int) bool { return pid == self })
 }
 
 // killGroup sends SIGKILL to process group pgid.

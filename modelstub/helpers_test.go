@@ -61,47 +61,48 @@ type jsonObj = map[string]any
 
 func decodeObj(t *testing.T, s string) jsonObj {
 	t.Helper()
+	return decodeObjNamed(t, s, "not a JSON object")
+}
+
+// decodeObjNamed decodes the JSON object s, failing t with msg.
+func decodeObjNamed(t *testing.T, s, msg string) jsonObj {
+	t.Helper()
 	var m jsonObj
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		t.Fatalf("not a JSON object: %v: %s", err, s)
+		t.Fatalf("%s: %v: %q", msg, err, s)
 	}
 	return m
+}
+
+// mustBe returns v as a T, failing t if it is not one (what names v,
+// kind says what it should have been).
+func mustBe[T any](t *testing.T, v any, what, kind string) T {
+	t.Helper()
+	x, ok := v.(T)
+	if !ok {
+		t.Fatalf("%s: want %s, got %T (%v)", what, kind, v, v)
+	}
+	return x
 }
 
 func mustObj(t *testing.T, v any, what string) jsonObj {
 	t.Helper()
-	m, ok := v.(map[string]any)
-	if !ok {
-		t.Fatalf("%s: want an object, got %T (%v)", what, v, v)
-	}
-	return m
+	return mustBe[jsonObj](t, v, what, "an object")
 }
 
 func mustArr(t *testing.T, v any, what string) []any {
 	t.Helper()
-	a, ok := v.([]any)
-	if !ok {
-		t.Fatalf("%s: want an array, got %T (%v)", what, v, v)
-	}
-	return a
+	return mustBe[[]any](t, v, what, "an array")
 }
 
 func mustStr(t *testing.T, v any, what string) string {
 	t.Helper()
-	s, ok := v.(string)
-	if !ok {
-		t.Fatalf("%s: want a string, got %T (%v)", what, v, v)
-	}
-	return s
+	return mustBe[string](t, v, what, "a string")
 }
 
 func mustNum(t *testing.T, v any, what string) int {
 	t.Helper()
-	f, ok := v.(float64)
-	if !ok {
-		t.Fatalf("%s: want a number, got %T (%v)", what, v, v)
-	}
-	return int(f)
+	return int(mustBe[float64](t, v, what, "a number"))
 }
 
 // toolCall is a parsed tool call from any API.
@@ -123,11 +124,7 @@ type result struct {
 
 func decodeArgs(t *testing.T, s string) jsonObj {
 	t.Helper()
-	var m jsonObj
-	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		t.Fatalf("tool arguments are not a JSON object: %v: %q", err, s)
-	}
-	return m
+	return decodeObjNamed(t, s, "tool arguments are not a JSON object")
 }
 
 // readChatStream validates an OpenAI chat.completion.chunk stream.

@@ -3,9 +3,8 @@
 package proc
 
 import (
-	"bytes"
 	"os"
-	"strconv"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -20,29 +19,16 @@ import (
 // looking until none is left or wait has passed. Only processes readable
 // by this user are seen. It returns the pids it signalled.
 func KillByEnv(marker string, wait time.Duration) []int {
-	needle := append([]byte(marker), 0)
 	self := os.Getpid()
+	holds := func(entry string) bool { return entry == marker }
 	var killed []int
 	deadline := time.Now().Add(wait)
 	for {
-		var found []int
-		pids, err := procfs.Default.Pids()
+		found, err := procfs.Default.EnvPids(holds)
 		if err != nil {
 			return killed
 		}
-		for _, pid := range pids {
-			if pid == self {
-				continue
-			}
-			env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-			if err != nil || !bytes.Contains(append([]byte{0}, env...), append([]byte{0}, needle...)) {
-				continue
-			}
-			if zombieOrGone(pid) {
-				continue
-			}
-			found = append(found, pid)
-		}
+		found = slices.DeleteFunc(found, func(pid int) bool { return pid == self })
 		if len(found) == 0 || time.Now().After(deadline) {
 			return killed
 		}

@@ -4,7 +4,6 @@ package scripted_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,47 +20,22 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/scripted"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/internal/wire"
 	"golang.org/x/sys/unix"
 )
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func hostCmd(protocol string) (*exec.Cmd, *lockedBuffer) {
+func hostCmd(protocol string) (*exec.Cmd, *testproc.Output) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), hostproto.EnvBundledAdapter+"="+scripted.ID, hostproto.EnvProtocol+"="+protocol, "GORACE=atexit_sleep_ms=0")
-	stderr := new(lockedBuffer)
+	stderr := new(testproc.Output)
 	cmd.Stderr = stderr
 	return cmd, stderr
 }
 
 func waitState(t *testing.T, cmd *exec.Cmd) *os.ProcessState {
 	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(testTimeout):
-		cmd.Process.Kill()
-		<-done
-		t.Fatal("host did not exit")
-	}
-	return cmd.ProcessState
+	return testproc.Wait(t, cmd, testTimeout)
 }
 
 // TestExitOnStartAndStderr (v1): the host writes the stderr setting, then

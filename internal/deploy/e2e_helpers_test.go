@@ -11,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -23,30 +22,8 @@ import (
 // as a user would, each command its own process.
 var bins string
 
-// repoRoot is the module root (two levels up).
-func repoRoot() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Dir(filepath.Dir(filepath.Dir(file)))
-}
-
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "fabric-deploy-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bins = dir
-	cmd := exec.Command("go", "build", "-o", dir, "./cmd/fabric", "./cmd/fabric-host", "./cmd/fabric-agent-ctl")
-	cmd.Dir = repoRoot()
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the binaries:", err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
+	testproc.MainWithBinaries(m, &bins, "./cmd/fabric", "./cmd/fabric-host", "./cmd/fabric-agent-ctl")
 }
 
 // codexConfig is the Codex agent the live tests deploy: read-only, no

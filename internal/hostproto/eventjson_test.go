@@ -24,42 +24,8 @@ var eventSeeds = []string{
 // input it accepts, and the appender's output decodes back to the same
 // value and matches encoding/json's bytes.
 func FuzzEventParams(f *testing.F) {
-	for _, s := range eventSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		if !json.Valid(raw) {
-			return // wire hands over only valid single values
-		}
-		var want EventParams
-		wantErr := json.Unmarshal(raw, &want)
-		var fast EventParams
-		if fastEventParams(raw, &fast) {
-			if wantErr != nil {
-				t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", wantErr, raw)
-			}
-			if !reflect.DeepEqual(fast, want) {
-				t.Fatalf("fast %#v\nstd  %#v\nfor %q", fast, want, raw)
-			}
-		}
-		var got EventParams
-		if err := DecodeEventParams(raw, &got); (err != nil) != (wantErr != nil) {
-			t.Fatalf("DecodeEventParams err %v, encoding/json %v", err, wantErr)
-		}
-		if wantErr != nil {
-			return
-		}
-		enc, err := want.AppendJSON(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		e := json.NewEncoder(&buf)
-		e.SetEscapeHTML(false)
-		e.Encode(&want)
-		if !bytes.Equal(enc, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) {
-			t.Fatalf("AppendJSON %s\nencoding/json %s", enc, buf.Bytes())
-		}
+	fuzzValidJSON(f, eventSeeds, func(t *testing.T, raw []byte) {
+		checkEventCodec(t, raw, fastEventParams, DecodeEventParams, (*EventParams).AppendJSON)
 	})
 }
 
@@ -75,41 +41,42 @@ var eventsSeeds = []string{
 // FuzzEventsParams: the batch's fast decoder and encoder agree with
 // encoding/json, as FuzzEventParams for one event.
 func FuzzEventsParams(f *testing.F) {
-	for _, s := range eventsSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		if !json.Valid(raw) {
-			return
-		}
-		var want EventsParams
-		wantErr := json.Unmarshal(raw, &want)
-		var fast EventsParams
-		if fastEventsParams(raw, &fast) {
-			if wantErr != nil {
-				t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", wantErr, raw)
-			}
-			if !reflect.DeepEqual(fast, want) {
-				t.Fatalf("fast %#v\nstd  %#v\nfor %q", fast, want, raw)
-			}
-		}
-		var got EventsParams
-		if err := DecodeEventsParams(raw, &got); (err != nil) != (wantErr != nil) {
-			t.Fatalf("DecodeEventsParams err %v, encoding/json %v", err, wantErr)
-		}
-		if wantErr != nil {
-			return
-		}
-		enc, err := want.AppendJSON(nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var buf bytes.Buffer
-		e := json.NewEncoder(&buf)
-		e.SetEscapeHTML(false)
-		e.Encode(&want)
-		if !bytes.Equal(enc, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) {
-			t.Fatalf("AppendJSON %s\nencoding/json %s", enc, buf.Bytes())
-		}
+	fuzzValidJSON(f, eventsSeeds, func(t *testing.T, raw []byte) {
+		checkEventCodec(t, raw, fastEventsParams, DecodeEventsParams, (*EventsParams).AppendJSON)
 	})
+}
+
+// checkEventCodec checks one message type's fast decoder (fast), decoder
+// with fallback (decode) and appender against encoding/json on raw.
+func checkEventCodec[T any](t *testing.T, raw []byte, fast func([]byte, *T) bool, decode func([]byte, *T) error, appendJSON func(*T, []byte) ([]byte, error)) {
+	t.Helper()
+	var want T
+	wantErr := json.Unmarshal(raw, &want)
+	var got T
+	if fast(raw, &got) {
+		if wantErr != nil {
+			t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", wantErr, raw)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("fast %#v\nstd  %#v\nfor %q", got, want, raw)
+		}
+	}
+	var dec T
+	if err := decode(raw, &dec); (err != nil) != (wantErr != nil) {
+		t.Fatalf("decode err %v, encoding/json %v", err, wantErr)
+	}
+	if wantErr != nil {
+		return
+	}
+	enc, err := appendJSON(&want, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	e := json.NewEncoder(&buf)
+	e.SetEscapeHTML(false)
+	e.Encode(&want)
+	if !bytes.Equal(enc, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) {
+		t.Fatalf("AppendJSON %s\nencoding/json %s", enc, buf.Bytes())
+	}
 }

@@ -99,533 +99,355 @@ func (s *seen) first(bit uint) bool {
 	return true
 }
 
-// ---- the core's side: result in, params out ----
+// ---- the messages' fields, each type's once, for both directions ----
 
-func fastRunResult(raw []byte, r *contract.AgentRunResult) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "status":
-			return s.first(0) && wire.StringField(val, &r.Status)
-		case "output":
-			return s.first(1) && wire.ValueField(val, &r.Output)
-		case "error":
-			if !s.first(2) {
-				return false
-			}
-			if wire.IsNull(val) {
-				r.Error = nil
-				return true
-			}
-			r.Error = new(contract.AgentRunError)
-			return fastRunError(val, r.Error)
-		case "usage":
-			if !s.first(3) {
-				return false
-			}
-			if wire.IsNull(val) {
-				r.Usage = nil
-				return true
-			}
-			r.Usage = new(contract.RunUsage)
-			return fastUsage(val, r.Usage)
-		case "artifacts":
-			if !s.first(4) {
-				return false
-			}
-			if wire.IsNull(val) {
-				r.Artifacts = nil
-				return true
-			}
-			r.Artifacts = []contract.AgentArtifact{}
-			return wire.ArrayElements(val, func(elem []byte) bool {
-				var a contract.AgentArtifact
-				if !wire.IsNull(elem) && !fastArtifact(elem, &a) {
-					return false
-				}
-				r.Artifacts = append(r.Artifacts, a)
-				return true
-			})
-		case "extensions":
-			return s.first(5) && wire.ObjectField(val, &r.Extensions)
-		}
-		return false
-	})
-}
+// The shorter names of the types the tables describe.
+type (
+	runResult = contract.AgentRunResult
+	runError  = contract.AgentRunError
+	usage     = contract.RunUsage
+	artifact  = contract.AgentArtifact
+	runtimeCx = contract.RuntimeContext
+	envHandle = contract.EnvironmentHandle
+	manifest  = contract.ArtifactManifest
+	artRef    = contract.ArtifactRef
+	telemetry = contract.RuntimeTelemetryContext
+	runReq    = contract.AgentRunRequest
+)
 
-func fastRunError(raw []byte, e *contract.AgentRunError) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "code":
-			return s.first(0) && wire.StringField(val, &e.Code)
-		case "message":
-			return s.first(1) && wire.StringField(val, &e.Message)
-		case "retryable":
-			return s.first(2) && wire.BoolField(val, &e.Retryable)
-		case "extensions":
-			return s.first(3) && wire.ObjectField(val, &e.Extensions)
-		}
-		return false
-	})
-}
+// The core's side decodes the result and encodes the params; the host's
+// side decodes the payload (with presence, invokeParts) and encodes the
+// result.
+var (
+	runResultObject = object{fields: []field{
+		{"status", func(v any) any { return &v.(*runResult).Status }, nil, 0},
+		{"output", func(v any) any { return &v.(*runResult).Output }, nil, 0},
+		{"error", func(v any) any { return &v.(*runResult).Error }, ptr[runError]{&runErrorObject}, 0},
+		{"usage", func(v any) any { return &v.(*runResult).Usage }, ptr[usage]{&usageObject}, 0},
+		{"artifacts", func(v any) any { return &v.(*runResult).Artifacts }, list[artifact]{&artifactObject}, 0},
+		{"extensions", func(v any) any { return &v.(*runResult).Extensions }, nil, 0},
+	}}
+	runErrorObject = object{fields: []field{
+		{"code", func(v any) any { return &v.(*runError).Code }, nil, 0},
+		{"message", func(v any) any { return &v.(*runError).Message }, nil, 0},
+		{"retryable", func(v any) any { return &v.(*runError).Retryable }, nil, 0},
+		{"extensions", func(v any) any { return &v.(*runError).Extensions }, nil, 0},
+	}}
+	usageObject = object{fields: []field{
+		{"input_tokens", func(v any) any { return &v.(*usage).InputTokens }, nil, 0},
+		{"output_tokens", func(v any) any { return &v.(*usage).OutputTokens }, nil, 0},
+		{"total_tokens", func(v any) any { return &v.(*usage).TotalTokens }, nil, 0},
+		{"cost_usd", func(v any) any { return &v.(*usage).CostUSD }, nil, 0},
+		{"extensions", func(v any) any { return &v.(*usage).Extensions }, nil, 0},
+	}}
+	artifactObject = object{fields: []field{
+		{"name", func(v any) any { return &v.(*artifact).Name }, nil, 0},
+		{"kind", func(v any) any { return &v.(*artifact).Kind }, nil, 0},
+		{"path", func(v any) any { return &v.(*artifact).Path }, nil, 0},
+		{"media_type", func(v any) any { return &v.(*artifact).MediaType }, nil, 0},
+		{"extensions", func(v any) any { return &v.(*artifact).Extensions }, nil, 0},
+	}}
 
-func fastUsage(raw []byte, u *contract.RunUsage) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "input_tokens":
-			return s.first(0) && wire.Uint64PtrField(val, &u.InputTokens)
-		case "output_tokens":
-			return s.first(1) && wire.Uint64PtrField(val, &u.OutputTokens)
-		case "total_tokens":
-			return s.first(2) && wire.Uint64PtrField(val, &u.TotalTokens)
-		case "cost_usd":
-			return s.first(3) && wire.Float64PtrField(val, &u.CostUSD)
-		case "extensions":
-			return s.first(4) && wire.ObjectField(val, &u.Extensions)
-		}
-		return false
-	})
-}
+	invokePartsObject = object{fields: []field{
+		{"runtime_context", func(v any) any { return &v.(*invokeParts).RuntimeContext }, ptr[runtimeCx]{&runtimeContextObject}, 0},
+		{"request", func(v any) any { return &v.(*invokeParts).Request }, ptr[runReq]{&runRequestObject}, 0},
+	}}
+	invokeParamsObject = object{fields: []field{
+		{"runtime_context", func(v any) any { return &v.(*InvokeParams).RuntimeContext }, &runtimeContextObject, 0},
+		{"request", func(v any) any { return &v.(*InvokeParams).Request }, &runRequestObject, 0},
+	}}
+	runtimeContextObject = object{fields: []field{
+		{"runtime_id", func(v any) any { return &v.(*runtimeCx).RuntimeID }, nil, 0},
+		{"invocation_id", func(v any) any { return &v.(*runtimeCx).InvocationID }, nil, 0},
+		{"request_id", func(v any) any { return &v.(*runtimeCx).RequestID }, nil, 0},
+		{"environment", func(v any) any { return &v.(*runtimeCx).Environment }, &environmentObject, 0},
+		// ArtifactManifest.MarshalJSON uses json.Marshal, which escapes
+		// HTML whatever the outer encoder does.
+		{"artifacts", func(v any) any { return &v.(*runtimeCx).Artifacts }, &manifestObject, escapeHTML},
+		{"telemetry", func(v any) any { return &v.(*runtimeCx).Telemetry }, ptr[telemetry]{&telemetryObject}, 0},
+	}}
+	environmentObject = object{fields: []field{
+		{"environment_id", func(v any) any { return &v.(*envHandle).EnvironmentID }, nil, 0},
+		{"provider", func(v any) any { return &v.(*envHandle).Provider }, nil, 0},
+		{"control_location", func(v any) any { return &v.(*envHandle).ControlLocation }, nil, 0},
+		{"ownership", func(v any) any { return &v.(*envHandle).Ownership }, nil, 0},
+		{"workspace", func(v any) any { return &v.(*envHandle).Workspace }, nil, 0},
+		{"artifacts", func(v any) any { return &v.(*envHandle).Artifacts }, nil, 0},
+		{"env", func(v any) any { return &v.(*envHandle).Env }, nil, 0},
+		{"connection", func(v any) any { return &v.(*envHandle).Connection }, nil, 0},
+		{"metadata", func(v any) any { return &v.(*envHandle).Metadata }, nil, 0},
+	}}
+	manifestObject = object{fields: []field{
+		{"root", func(v any) any { return &v.(*manifest).Root }, nil, 0},
+		// ArtifactManifest.MarshalJSON writes a nil list as [].
+		{"artifacts", func(v any) any { return &v.(*manifest).Artifacts }, list[artRef]{&artifactRefObject}, emptyList},
+	}}
+	artifactRefObject = object{fields: []field{
+		{"name", func(v any) any { return &v.(*artRef).Name }, nil, 0},
+		{"kind", func(v any) any { return &v.(*artRef).Kind }, nil, 0},
+		{"path", func(v any) any { return &v.(*artRef).Path }, nil, 0},
+		{"media_type", func(v any) any { return &v.(*artRef).MediaType }, nil, 0},
+		{"metadata", func(v any) any { return &v.(*artRef).Metadata }, nil, 0},
+	}}
+	telemetryObject = object{fields: []field{
+		{"relay_enabled", func(v any) any { return &v.(*telemetry).RelayEnabled }, nil, 0},
+		{"config_path", func(v any) any { return &v.(*telemetry).ConfigPath }, nil, 0},
+		{"env", func(v any) any { return &v.(*telemetry).Env }, nil, 0},
+		{"metadata", func(v any) any { return &v.(*telemetry).Metadata }, nil, 0},
+	}}
+	runRequestObject = object{fields: []field{
+		{"input", func(v any) any { return &v.(*runReq).Input }, nil, 0},
+		{"context", func(v any) any { return &v.(*runReq).Context }, nil, 0},
+		{"extensions", func(v any) any { return &v.(*runReq).Extensions }, nil, 0},
+		{"relay_session_root", func(v any) any { return &v.(*runReq).RelaySessionRoot }, nil, 0},
+	}}
+)
 
-func fastArtifact(raw []byte, a *contract.AgentArtifact) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "name":
-			return s.first(0) && wire.StringField(val, &a.Name)
-		case "kind":
-			return s.first(1) && wire.StringField(val, &a.Kind)
-		case "path":
-			return s.first(2) && wire.StringField(val, &a.Path)
-		case "media_type":
-			return s.first(3) && wire.StringPtrField(val, &a.MediaType)
-		case "extensions":
-			return s.first(4) && wire.ObjectField(val, &a.Extensions)
-		}
-		return false
-	})
-}
+func fastRunResult(raw []byte, r *runResult) bool { return runResultObject.decode(raw, r) }
+
+func fastInvokePayload(raw []byte, p *invokeParts) bool { return invokePartsObject.decode(raw, p) }
 
 // appendInvokeParams appends p exactly as encoding/json encodes it (with or
 // without HTML escaping), or reports false if p holds a value it leaves to
-// encoding/json (see wire.AppendValue). fastjson_test.go checks both agree
-// and that the fields written here are exactly the types' fields.
+// encoding/json (see wire.AppendValue).
 func appendInvokeParams(dst []byte, p *InvokeParams, esc bool) ([]byte, bool) {
-	var ok bool
-	dst = append(dst, `{"runtime_context":`...)
-	if dst, ok = appendRuntimeContext(dst, &p.RuntimeContext, esc); !ok {
-		return dst, false
-	}
-	dst = append(dst, `,"request":`...)
-	if dst, ok = appendRunRequest(dst, &p.Request, esc); !ok {
-		return dst, false
-	}
-	return append(dst, '}'), true
-}
-
-func appendRuntimeContext(dst []byte, rc *contract.RuntimeContext, esc bool) ([]byte, bool) {
-	var ok bool
-	dst = append(dst, `{"runtime_id":`...)
-	dst = wire.AppendString(dst, rc.RuntimeID, esc)
-	dst = append(dst, `,"invocation_id":`...)
-	dst = wire.AppendString(dst, rc.InvocationID, esc)
-	dst = append(dst, `,"request_id":`...)
-	dst = wire.AppendString(dst, rc.RequestID, esc)
-	dst = append(dst, `,"environment":`...)
-	if dst, ok = appendEnvironment(dst, &rc.Environment, esc); !ok {
-		return dst, false
-	}
-	dst = append(dst, `,"artifacts":`...)
-	// ArtifactManifest.MarshalJSON uses json.Marshal, which escapes HTML
-	// whatever the outer encoder does.
-	if dst, ok = appendManifest(dst, &rc.Artifacts, true); !ok {
-		return dst, false
-	}
-	if t := rc.Telemetry; t != nil {
-		dst = append(dst, `,"telemetry":{"relay_enabled":`...)
-		dst = strconv.AppendBool(dst, t.RelayEnabled)
-		if t.ConfigPath != nil {
-			dst = append(dst, `,"config_path":`...)
-			dst = wire.AppendString(dst, *t.ConfigPath, esc)
-		}
-		if len(t.Env) > 0 {
-			dst = append(dst, `,"env":`...)
-			dst = wire.AppendStringMap(dst, t.Env, esc)
-		}
-		if len(t.Metadata) > 0 {
-			dst = append(dst, `,"metadata":`...)
-			if dst, ok = wire.AppendObject(dst, t.Metadata, esc); !ok {
-				return dst, false
-			}
-		}
-		dst = append(dst, '}')
-	}
-	return append(dst, '}'), true
-}
-
-func appendEnvironment(dst []byte, e *contract.EnvironmentHandle, esc bool) ([]byte, bool) {
-	var ok bool
-	dst = append(dst, `{"environment_id":`...)
-	dst = wire.AppendString(dst, e.EnvironmentID, esc)
-	dst = append(dst, `,"provider":`...)
-	dst = wire.AppendString(dst, e.Provider, esc)
-	dst = append(dst, `,"control_location":`...)
-	dst = wire.AppendString(dst, e.ControlLocation, esc)
-	dst = append(dst, `,"ownership":`...)
-	dst = wire.AppendString(dst, e.Ownership, esc)
-	if e.Workspace != nil {
-		dst = append(dst, `,"workspace":`...)
-		dst = wire.AppendString(dst, *e.Workspace, esc)
-	}
-	if e.Artifacts != nil {
-		dst = append(dst, `,"artifacts":`...)
-		dst = wire.AppendString(dst, *e.Artifacts, esc)
-	}
-	if len(e.Env) > 0 {
-		dst = append(dst, `,"env":`...)
-		dst = wire.AppendStringMap(dst, e.Env, esc)
-	}
-	if len(e.Connection) > 0 {
-		dst = append(dst, `,"connection":`...)
-		if dst, ok = wire.AppendObject(dst, e.Connection, esc); !ok {
-			return dst, false
-		}
-	}
-	if len(e.Metadata) > 0 {
-		dst = append(dst, `,"metadata":`...)
-		if dst, ok = wire.AppendObject(dst, e.Metadata, esc); !ok {
-			return dst, false
-		}
-	}
-	return append(dst, '}'), true
-}
-
-func appendManifest(dst []byte, m *contract.ArtifactManifest, esc bool) ([]byte, bool) {
-	dst = append(dst, '{')
-	if m.Root != nil {
-		dst = append(dst, `"root":`...)
-		dst = wire.AppendString(dst, *m.Root, esc)
-		dst = append(dst, ',')
-	}
-	dst = append(dst, `"artifacts":[`...)
-	for i := range m.Artifacts {
-		a := &m.Artifacts[i]
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = append(dst, `{"name":`...)
-		dst = wire.AppendString(dst, a.Name, esc)
-		dst = append(dst, `,"kind":`...)
-		dst = wire.AppendString(dst, a.Kind, esc)
-		dst = append(dst, `,"path":`...)
-		dst = wire.AppendString(dst, a.Path, esc)
-		if a.MediaType != nil {
-			dst = append(dst, `,"media_type":`...)
-			dst = wire.AppendString(dst, *a.MediaType, esc)
-		}
-		if len(a.Metadata) > 0 {
-			var ok bool
-			dst = append(dst, `,"metadata":`...)
-			if dst, ok = wire.AppendObject(dst, a.Metadata, esc); !ok {
-				return dst, false
-			}
-		}
-		dst = append(dst, '}')
-	}
-	return append(dst, "]}"...), true
-}
-
-func appendRunRequest(dst []byte, r *contract.AgentRunRequest, esc bool) ([]byte, bool) {
-	var ok bool
-	dst = append(dst, `{"input":`...)
-	if dst, ok = wire.AppendValue(dst, r.Input, esc); !ok {
-		return dst, false
-	}
-	if len(r.Context) > 0 {
-		dst = append(dst, `,"context":`...)
-		if dst, ok = wire.AppendObject(dst, r.Context, esc); !ok {
-			return dst, false
-		}
-	}
-	if len(r.Extensions) > 0 {
-		dst = append(dst, `,"extensions":`...)
-		if dst, ok = wire.AppendObject(dst, r.Extensions, esc); !ok {
-			return dst, false
-		}
-	}
-	if r.RelaySessionRoot != nil {
-		dst = append(dst, `,"relay_session_root":`...)
-		dst = wire.AppendString(dst, *r.RelaySessionRoot, esc)
-	}
-	return append(dst, '}'), true
-}
-
-// ---- the host's side: payload in, result out ----
-
-func fastInvokePayload(raw []byte, p *invokeParts) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "runtime_context":
-			if !s.first(0) {
-				return false
-			}
-			if wire.IsNull(val) {
-				p.RuntimeContext = nil
-				return true
-			}
-			p.RuntimeContext = new(contract.RuntimeContext)
-			return fastRuntimeContext(val, p.RuntimeContext)
-		case "request":
-			if !s.first(1) {
-				return false
-			}
-			if wire.IsNull(val) {
-				p.Request = nil
-				return true
-			}
-			p.Request = new(contract.AgentRunRequest)
-			return fastRunRequest(val, p.Request)
-		}
-		return false
-	})
-}
-
-func fastRuntimeContext(raw []byte, rc *contract.RuntimeContext) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "runtime_id":
-			return s.first(0) && wire.StringField(val, &rc.RuntimeID)
-		case "invocation_id":
-			return s.first(1) && wire.StringField(val, &rc.InvocationID)
-		case "request_id":
-			return s.first(2) && wire.StringField(val, &rc.RequestID)
-		case "environment":
-			return s.first(3) && (wire.IsNull(val) || fastEnvironment(val, &rc.Environment))
-		case "artifacts":
-			return s.first(4) && (wire.IsNull(val) || fastManifest(val, &rc.Artifacts))
-		case "telemetry":
-			if !s.first(5) {
-				return false
-			}
-			if wire.IsNull(val) {
-				rc.Telemetry = nil
-				return true
-			}
-			rc.Telemetry = new(contract.RuntimeTelemetryContext)
-			return fastTelemetry(val, rc.Telemetry)
-		}
-		return false
-	})
-}
-
-func fastEnvironment(raw []byte, e *contract.EnvironmentHandle) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "environment_id":
-			return s.first(0) && wire.StringField(val, &e.EnvironmentID)
-		case "provider":
-			return s.first(1) && wire.StringField(val, &e.Provider)
-		case "control_location":
-			return s.first(2) && wire.StringField(val, &e.ControlLocation)
-		case "ownership":
-			return s.first(3) && wire.StringField(val, &e.Ownership)
-		case "workspace":
-			return s.first(4) && wire.StringPtrField(val, &e.Workspace)
-		case "artifacts":
-			return s.first(5) && wire.StringPtrField(val, &e.Artifacts)
-		case "env":
-			return s.first(6) && wire.StringMapField(val, &e.Env)
-		case "connection":
-			return s.first(7) && wire.ObjectField(val, &e.Connection)
-		case "metadata":
-			return s.first(8) && wire.ObjectField(val, &e.Metadata)
-		}
-		return false
-	})
-}
-
-func fastManifest(raw []byte, m *contract.ArtifactManifest) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "root":
-			return s.first(0) && wire.StringPtrField(val, &m.Root)
-		case "artifacts":
-			if !s.first(1) {
-				return false
-			}
-			if wire.IsNull(val) {
-				m.Artifacts = nil
-				return true
-			}
-			m.Artifacts = []contract.ArtifactRef{}
-			return wire.ArrayElements(val, func(elem []byte) bool {
-				var a contract.ArtifactRef
-				if !wire.IsNull(elem) && !fastArtifactRef(elem, &a) {
-					return false
-				}
-				m.Artifacts = append(m.Artifacts, a)
-				return true
-			})
-		}
-		return false
-	})
-}
-
-func fastArtifactRef(raw []byte, a *contract.ArtifactRef) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "name":
-			return s.first(0) && wire.StringField(val, &a.Name)
-		case "kind":
-			return s.first(1) && wire.StringField(val, &a.Kind)
-		case "path":
-			return s.first(2) && wire.StringField(val, &a.Path)
-		case "media_type":
-			return s.first(3) && wire.StringPtrField(val, &a.MediaType)
-		case "metadata":
-			return s.first(4) && wire.ObjectField(val, &a.Metadata)
-		}
-		return false
-	})
-}
-
-func fastTelemetry(raw []byte, t *contract.RuntimeTelemetryContext) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "relay_enabled":
-			return s.first(0) && wire.BoolField(val, &t.RelayEnabled)
-		case "config_path":
-			return s.first(1) && wire.StringPtrField(val, &t.ConfigPath)
-		case "env":
-			return s.first(2) && wire.StringMapField(val, &t.Env)
-		case "metadata":
-			return s.first(3) && wire.ObjectField(val, &t.Metadata)
-		}
-		return false
-	})
-}
-
-func fastRunRequest(raw []byte, r *contract.AgentRunRequest) bool {
-	var s seen
-	return wire.ObjectMembers(raw, func(key, val []byte) bool {
-		switch string(key) {
-		case "input":
-			return s.first(0) && wire.ValueField(val, &r.Input)
-		case "context":
-			return s.first(1) && wire.ObjectField(val, &r.Context)
-		case "extensions":
-			return s.first(2) && wire.ObjectField(val, &r.Extensions)
-		case "relay_session_root":
-			return s.first(3) && wire.StringPtrField(val, &r.RelaySessionRoot)
-		}
-		return false
-	})
+	return invokeParamsObject.append(dst, p, esc)
 }
 
 // appendRunResult appends r exactly as json.Marshal encodes it, or reports
-// false if r holds a value it leaves to encoding/json (see
-// wire.AppendValue). fastdecode_test.go checks both agree and that the
-// fields written here are exactly the types' fields.
-func appendRunResult(dst []byte, r *contract.AgentRunResult) ([]byte, bool) {
-	const esc = true // as json.Marshal
-	var ok bool
-	dst = append(dst, `{"status":`...)
-	dst = wire.AppendString(dst, r.Status, esc)
-	dst = append(dst, `,"output":`...)
-	if dst, ok = wire.AppendValue(dst, r.Output, esc); !ok {
-		return dst, false
-	}
-	if e := r.Error; e != nil {
-		dst = append(dst, `,"error":{"code":`...)
-		dst = wire.AppendString(dst, e.Code, esc)
-		dst = append(dst, `,"message":`...)
-		dst = wire.AppendString(dst, e.Message, esc)
-		dst = append(dst, `,"retryable":`...)
-		dst = strconv.AppendBool(dst, e.Retryable)
-		if len(e.Extensions) > 0 {
-			dst = append(dst, `,"extensions":`...)
-			if dst, ok = wire.AppendObject(dst, e.Extensions, esc); !ok {
-				return dst, false
-			}
-		}
-		dst = append(dst, '}')
-	}
-	if u := r.Usage; u != nil {
-		dst = append(dst, `,"usage":{`...)
-		sep := false
-		field := func(name string) {
-			if sep {
-				dst = append(dst, ',')
-			}
-			sep = true
-			dst = append(dst, name...)
-		}
-		if u.InputTokens != nil {
-			field(`"input_tokens":`)
-			dst = strconv.AppendUint(dst, *u.InputTokens, 10)
-		}
-		if u.OutputTokens != nil {
-			field(`"output_tokens":`)
-			dst = strconv.AppendUint(dst, *u.OutputTokens, 10)
-		}
-		if u.TotalTokens != nil {
-			field(`"total_tokens":`)
-			dst = strconv.AppendUint(dst, *u.TotalTokens, 10)
-		}
-		if u.CostUSD != nil {
-			field(`"cost_usd":`)
-			if dst, ok = wire.AppendFloat(dst, *u.CostUSD); !ok {
-				return dst, false
-			}
-		}
-		if len(u.Extensions) > 0 {
-			field(`"extensions":`)
-			if dst, ok = wire.AppendObject(dst, u.Extensions, esc); !ok {
-				return dst, false
-			}
-		}
-		dst = append(dst, '}')
-	}
-	if len(r.Artifacts) > 0 {
-		dst = append(dst, `,"artifacts":[`...)
-		for i := range r.Artifacts {
-			a := &r.Artifacts[i]
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = append(dst, `{"name":`...)
-			dst = wire.AppendString(dst, a.Name, esc)
-			dst = append(dst, `,"kind":`...)
-			dst = wire.AppendString(dst, a.Kind, esc)
-			dst = append(dst, `,"path":`...)
-			dst = wire.AppendString(dst, a.Path, esc)
-			if a.MediaType != nil {
-				dst = append(dst, `,"media_type":`...)
-				dst = wire.AppendString(dst, *a.MediaType, esc)
-			}
-			if len(a.Extensions) > 0 {
-				dst = append(dst, `,"extensions":`...)
-				if dst, ok = wire.AppendObject(dst, a.Extensions, esc); !ok {
-					return dst, false
+// false if r holds a value it leaves to encoding/json.
+func appendRunResult(dst []byte, r *runResult) ([]byte, bool) {
+	return runResultObject.append(dst, r, true)
+}
+
+// ---- the codec the tables drive ----
+
+// An object is the JSON members of one struct type S in the order of S's
+// fields, which is the order encoding/json writes them in. It is given
+// its values as an any holding a *S; a field of type S is handled by its
+// object, one of type *S by a ptr and one of type []S by a list.
+type object struct{ fields []field }
+
+// A field is one member: its key, the address of its value in an S
+// (the value's type says how it is decoded and encoded, and whether
+// omitempty leaves it out), and for a value of struct type the object,
+// ptr or list that handles it.
+type field struct {
+	key   string
+	at    func(v any) any
+	of    nested
+	flags fieldFlags
+}
+
+type fieldFlags uint8
+
+const (
+	// escapeHTML: the value is written HTML-escaped whatever the outer
+	// encoding (its type's MarshalJSON uses json.Marshal).
+	escapeHTML fieldFlags = 1 << iota
+	// emptyList: a list never left out, and a nil list written as [].
+	emptyList
+)
+
+// nested handles a value of struct type, given its address p.
+type nested interface {
+	decodeAt(val []byte, p any) bool
+	appendAt(dst []byte, p any, esc, keepList bool) (_ []byte, ok, omit bool)
+}
+
+// decode decodes the object raw into v, declining an unknown, repeated or
+// escaped key and a value of an unexpected type.
+func (o *object) decode(raw []byte, v any) bool {
+	var s seen
+	return wire.ObjectMembers(raw, func(key, val []byte) bool {
+		for i := range o.fields {
+			if f := &o.fields[i]; f.key == string(key) {
+				if !s.first(uint(i)) {
+					return false
 				}
+				if f.of != nil {
+					return f.of.decodeAt(val, f.at(v))
+				}
+				return decodeScalar(val, f.at(v))
 			}
-			dst = append(dst, '}')
 		}
-		dst = append(dst, ']')
+		return false
+	})
+}
+
+func decodeScalar(val []byte, p any) bool {
+	switch p := p.(type) {
+	case *string:
+		return wire.StringField(val, p)
+	case **string:
+		return wire.StringPtrField(val, p)
+	case *bool:
+		return wire.BoolField(val, p)
+	case **uint64:
+		return wire.Uint64PtrField(val, p)
+	case **float64:
+		return wire.Float64PtrField(val, p)
+	case *map[string]string:
+		return wire.StringMapField(val, p)
+	case *map[string]any:
+		return wire.ObjectField(val, p)
+	case *any:
+		return wire.ValueField(val, p)
 	}
-	if len(r.Extensions) > 0 {
-		dst = append(dst, `,"extensions":`...)
-		if dst, ok = wire.AppendObject(dst, r.Extensions, esc); !ok {
-			return dst, false
+	return false
+}
+
+// decodeAt decodes a struct field: null leaves it as it is.
+func (o *object) decodeAt(val []byte, p any) bool {
+	return wire.IsNull(val) || o.decode(val, p)
+}
+
+// append appends v as encoding/json encodes it (HTML-escaped if esc), or
+// reports false for a value it leaves to encoding/json.
+func (o *object) append(dst []byte, v any, esc bool) ([]byte, bool) {
+	sep := byte('{')
+	for i := range o.fields {
+		f := &o.fields[i]
+		n := len(dst)
+		dst = append(dst, sep, '"')
+		dst = append(dst, f.key...)
+		dst = append(dst, '"', ':')
+		var ok, omit bool
+		if f.of != nil {
+			dst, ok, omit = f.of.appendAt(dst, f.at(v), esc || f.flags&escapeHTML != 0, f.flags&emptyList != 0)
+		} else {
+			dst, ok, omit = appendScalar(dst, f.at(v), esc)
 		}
+		switch {
+		case !ok:
+			return dst, false
+		case omit:
+			dst = dst[:n]
+		default:
+			sep = ','
+		}
+	}
+	if sep == '{' {
+		dst = append(dst, '{')
 	}
 	return append(dst, '}'), true
+}
+
+// appendScalar appends the value at p, or reports omit if omitempty
+// leaves it out: the fields these types tag omitempty are exactly their
+// pointers, maps and lists.
+func appendScalar(dst []byte, p any, esc bool) (_ []byte, ok, omit bool) {
+	switch p := p.(type) {
+	case *string:
+		return wire.AppendString(dst, *p, esc), true, false
+	case **string:
+		if *p == nil {
+			return dst, true, true
+		}
+		return wire.AppendString(dst, **p, esc), true, false
+	case *bool:
+		return strconv.AppendBool(dst, *p), true, false
+	case **uint64:
+		if *p == nil {
+			return dst, true, true
+		}
+		return strconv.AppendUint(dst, **p, 10), true, false
+	case **float64:
+		if *p == nil {
+			return dst, true, true
+		}
+		dst, ok = wire.AppendFloat(dst, **p)
+		return dst, ok, false
+	case *map[string]string:
+		if len(*p) == 0 {
+			return dst, true, true
+		}
+		return wire.AppendStringMap(dst, *p, esc), true, false
+	case *map[string]any:
+		if len(*p) == 0 {
+			return dst, true, true
+		}
+		dst, ok = wire.AppendObject(dst, *p, esc)
+		return dst, ok, false
+	case *any:
+		dst, ok = wire.AppendValue(dst, *p, esc)
+		return dst, ok, false
+	}
+	return dst, false, false
+}
+
+func (o *object) appendAt(dst []byte, p any, esc, _ bool) (_ []byte, ok, omit bool) {
+	dst, ok = o.append(dst, p, esc)
+	return dst, ok, false
+}
+
+// A ptr handles a field of type *S, S being its object's type.
+type ptr[S any] struct{ of *object }
+
+func (q ptr[S]) decodeAt(val []byte, p any) bool {
+	pp, ok := p.(**S)
+	switch {
+	case !ok:
+		return false
+	case wire.IsNull(val):
+		*pp = nil
+		return true
+	}
+	*pp = new(S)
+	return q.of.decode(val, *pp)
+}
+
+// appendAt appends the *S at p, or reports omit for nil.
+func (q ptr[S]) appendAt(dst []byte, p any, esc, _ bool) (_ []byte, ok, omit bool) {
+	pp, ok := p.(**S)
+	switch {
+	case !ok:
+		return dst, false, false
+	case *pp == nil:
+		return dst, true, true
+	}
+	dst, ok = q.of.append(dst, *pp, esc)
+	return dst, ok, false
+}
+
+// A list handles a field of type []S, S being its object's type.
+type list[S any] struct{ of *object }
+
+func (l list[S]) decodeAt(val []byte, p any) bool {
+	s, ok := p.(*[]S)
+	switch {
+	case !ok:
+		return false
+	case wire.IsNull(val):
+		*s = nil
+		return true
+	}
+	*s = []S{}
+	return wire.ArrayElements(val, func(elem []byte) bool {
+		var zero S // null decodes as the zero value
+		*s = append(*s, zero)
+		return wire.IsNull(elem) || l.of.decode(elem, &(*s)[len(*s)-1])
+	})
+}
+
+// appendAt appends the []S at p, or reports omit for an empty one unless
+// keepList (which writes a nil list as []).
+func (l list[S]) appendAt(dst []byte, p any, esc, keepList bool) (_ []byte, ok, omit bool) {
+	s, ok := p.(*[]S)
+	switch {
+	case !ok:
+		return dst, false, false
+	case len(*s) == 0 && !keepList:
+		return dst, true, true
+	}
+	dst = append(dst, '[')
+	for i := range *s {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		if dst, ok = l.of.append(dst, &(*s)[i], esc); !ok {
+			return dst, false, false
+		}
+	}
+	return append(dst, ']'), true, false
 }

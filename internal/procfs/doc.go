@@ -1,6 +1,7 @@
 // Package procfs reads the Linux process filesystem: the stat line of a
 // process and of its threads, the list of pids, the members of a process
-// group, a process's owner, the boot id, the listening TCP sockets of
+// group, a process's owner, environment and command line (and the
+// processes whose environment holds an entry), the boot id, the listening TCP sockets of
 // /proc/net/tcp and tcp6, and which processes hold a socket.
 //
 // It is the one place in Fabric that parses these files. Every reader takes

@@ -2,6 +2,7 @@ package procfs
 
 import (
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -23,5 +24,16 @@ func TestSelf(t *testing.T) {
 	}
 	if FS("").path("1") != "/proc/1" {
 		t.Errorf(`FS("") is not /proc`)
+	}
+}
+
+// TestSelfEnviron reads this process's environment and arguments from the
+// real procfs (nothing in this package changes its environment).
+func TestSelfEnviron(t *testing.T) {
+	if env, err := Default.Environ(os.Getpid()); err != nil || !slices.Equal(env, os.Environ()) {
+		t.Errorf("Environ(self) = %d entries, %v; want os.Environ()'s %d", len(env), err, len(os.Environ()))
+	}
+	if args, err := Default.Cmdline(os.Getpid()); err != nil || !slices.Equal(args, os.Args) {
+		t.Errorf("Cmdline(self) = %q, %v; want %q", args, err, os.Args)
 	}
 }

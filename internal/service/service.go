@@ -13,6 +13,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/jsonvalue"
 	"github.com/fabric-runtime/fabric/internal/runtime"
 )
 
@@ -141,30 +142,7 @@ func finish(ctx context.Context, h *runtime.ServiceHost, res hostproto.ServiceSt
 
 // clone deep-copies a JSON object, so that no caller can change what a
 // service reports or hands to its runtimes.
-func clone(m map[string]any) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = cloneValue(v)
-	}
-	return out
-}
-
-func cloneValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		return clone(v)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = cloneValue(e)
-		}
-		return out
-	}
-	return v
-}
+func clone(m map[string]any) map[string]any { return jsonvalue.CloneObject(m) }
 
 const bindingPrefix = "fabric-service-binding-"
 

@@ -327,17 +327,10 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 		// The response would wait behind the notification being handled.
 		return errors.New("wire: Call from a notification handler of the same Conn would deadlock")
 	}
-	ch := make(chan callResult, 1)
-	c.mu.Lock()
-	if c.isClosed {
-		err := c.closeErr
-		c.mu.Unlock()
+	id, ch, err := c.register()
+	if err != nil {
 		return err
 	}
-	c.nextID++
-	id := c.nextID
-	c.pending[id] = ch
-	c.mu.Unlock()
 	fb, err := encodeCall(id, method, params, c.limit)
 	if err != nil {
 		c.forget(id)
@@ -465,11 +458,55 @@ func (c *Conn) readFor(ctx context.Context, id int64) (answered bool) {
 	return answered
 }
 
+// The calls in flight, c.pending, change only through register, take and
+// takeAll.
+
+// register adds a call in flight, or returns the close error.
+func (c *Conn) register() (int64, chan callResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.isClosed {
+		return 0, nil, c.closeErr
+	}
+	c.nextID++
+	ch := make(chan callResult, 1)
+	c.pending[c.nextID] = ch
+	return c.nextID, ch, nil
+}
+
+// take removes call id and returns its channel, nil if it is no longer in
+// flight (answered, abandoned or failed).
+func (c *Conn) take(id int64) chan callResult {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ch := c.pending[id]
+	delete(c.pending, id)
+	return ch
+}
+
+// takeAll removes every call in flight, for failing them with the close
+// error it returns.
+func (c *Conn) takeAll() (map[int64]chan callResult, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	pending := c.pending
+	c.pending = make(map[int64]chan callResult)
+	return pending, c.closeErr
+}
+
 func (c *Conn) isPending(id int64) bool {
 	c.mu.Lock()
 	_, ok := c.pending[id]
 	c.mu.Unlock()
 	return ok
+}
+
+// closedErr returns the error Call and Notify return once the conn is
+// closed, nil before.
+func (c *Conn) closedErr() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closeErr
 }
 
 // interrupt makes the read of call id, if it is still reading, return at
@@ -508,11 +545,8 @@ func (c *Conn) Notify(ctx context.Context, method string, params any) error {
 	if method == "" {
 		return errors.New("wire: notify: empty method")
 	}
-	c.mu.Lock()
-	closed, closeErr := c.isClosed, c.closeErr
-	c.mu.Unlock()
-	if closed {
-		return closeErr
+	if err := c.closedErr(); err != nil {
+		return err
 	}
 	fb, err := encodeCall(0, method, params, c.limit)
 	if err != nil {
@@ -537,9 +571,7 @@ func (c *Conn) send(ctx context.Context, fb *frameBuf) error {
 		return ctx.Err()
 	case <-c.closed:
 		c.queued.Add(-1)
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		return c.closeErr
+		return c.closedErr()
 	}
 }
 
@@ -609,11 +641,7 @@ func isDone(ch <-chan struct{}) bool {
 	}
 }
 
-func (c *Conn) forget(id int64) {
-	c.mu.Lock()
-	delete(c.pending, id)
-	c.mu.Unlock()
-}
+func (c *Conn) forget(id int64) { c.take(id) }
 
 // endReading reports the error that ends reading for good to Run.
 func (c *Conn) endReading(err error) {
@@ -739,8 +767,10 @@ func (c *Conn) request(caller context.Context, req *Request) {
 }
 
 func (c *Conn) serveRequest(req *Request) {
-	defer c.active.Add(-1)
 	result, err := c.handler.Handle(c.hctx, req)
+	// The slot is free before the answer goes out: a peer that sends its
+	// next request on the answer is not told the conn is overloaded.
+	c.active.Add(-1)
 	var rpcErr *Error
 	if err != nil {
 		rpcErr = toRPCError(err)
@@ -767,10 +797,7 @@ func (c *Conn) response(caller context.Context, m *inMessage) {
 		}
 		return
 	}
-	c.mu.Lock()
-	ch := c.pending[id]
-	delete(c.pending, id)
-	c.mu.Unlock()
+	ch := c.take(id)
 	c.respID = id // only the reader writes it; only a passive reader reads it
 	if ch == nil {
 		c.log.Debug("wire: response to unknown or abandoned call", "id", id)
@@ -829,10 +856,7 @@ func (c *Conn) enqueue(caller context.Context, it inbound) {
 func (c *Conn) dropItem(it inbound) {
 	c.inFlight.Add(-1)
 	if it.resp != nil { // taken from pending, so failPending missed it
-		c.mu.Lock()
-		err := c.closeErr
-		c.mu.Unlock()
-		it.resp.ch <- callResult{err: err}
+		it.resp.ch <- callResult{err: c.closedErr()}
 	}
 }
 
@@ -994,11 +1018,7 @@ func (c *Conn) setClosedLocked(cause error) {
 
 // failPending fails every pending call with the close error.
 func (c *Conn) failPending() {
-	c.mu.Lock()
-	pending := c.pending
-	c.pending = make(map[int64]chan callResult)
-	err := c.closeErr
-	c.mu.Unlock()
+	pending, err := c.takeAll()
 	for _, ch := range pending {
 		ch <- callResult{err: err}
 	}

@@ -110,14 +110,15 @@ func (p *rawPeer) recvJSON() map[string]any {
 	return m
 }
 
-func waitErr(t *testing.T, ch <-chan error) error {
+// waitFor receives from ch, failing t if nothing comes within waitLong.
+func waitFor[T any](t *testing.T, ch <-chan T) T {
 	t.Helper()
 	select {
-	case err := <-ch:
-		return err
+	case v := <-ch:
+		return v
 	case <-time.After(waitLong):
-		t.Fatal("timeout")
-		return nil
+		t.Fatal("timed out")
+		panic("unreachable")
 	}
 }
 
@@ -240,46 +241,30 @@ func TestConcurrentCallsOutOfOrder(t *testing.T) {
 	})
 	a, _ := connPair(t, Options{}, Options{Handler: h})
 
-	var order []int
-	var mu sync.Mutex
+	returned := make(chan int) // the call that returned
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			var got int
 			if err := a.Call(context.Background(), "work", i, &got); err != nil {
 				t.Error(err)
-				return
-			}
-			if got != i*10 {
+			} else if got != i*10 {
 				t.Errorf("call %d got %d", i, got)
 			}
-			mu.Lock()
-			order = append(order, i)
-			mu.Unlock()
+			returned <- i
 		})
 	}
 	for range n {
-		<-started // all handlers running at once
+		waitFor(t, started) // all handlers running at once
 	}
 	for i := n - 1; i >= 0; i-- {
 		close(gates[i])
-		// Wait for this call to complete before releasing the next.
-		for {
-			mu.Lock()
-			done := len(order) == n-i
-			mu.Unlock()
-			if done {
-				break
-			}
-			time.Sleep(time.Millisecond)
+		// This call, and no other, returns before the next is released.
+		if got := waitFor(t, returned); got != i {
+			t.Fatalf("call %d returned when call %d was answered", got, i)
 		}
 	}
 	wg.Wait()
-	for k, i := range order {
-		if i != n-1-k {
-			t.Fatalf("completion order %v, want reverse", order)
-		}
-	}
 }
 
 // TestHealthWhileInvokeBlocked: a long invoke must not block health.
@@ -324,18 +309,21 @@ func TestHealthWhileInvokeBlocked(t *testing.T) {
 	default:
 	}
 	close(release)
-	if err := waitErr(t, invokeDone); err != nil {
+	if err := waitFor(t, invokeDone); err != nil {
 		t.Fatal(err)
 	}
 }
 
-// recorder is a notification handler that records params in order.
+// recorder is a notification handler that records params in order. If
+// full is set, it is closed when want notifications have been recorded.
 type recorder struct {
 	mu     sync.Mutex
 	got    []int
 	delay  time.Duration
 	active int
 	maxAct int
+	want   int
+	full   chan struct{}
 }
 
 func (r *recorder) Handle(ctx context.Context, req *Request) (any, error) {
@@ -352,6 +340,9 @@ func (r *recorder) Handle(ctx context.Context, req *Request) (any, error) {
 	r.active--
 	if err == nil && req.IsNotification() {
 		r.got = append(r.got, p.Seq)
+		if r.full != nil && len(r.got) == r.want {
+			close(r.full)
+		}
 	}
 	r.mu.Unlock()
 	return nil, err
@@ -364,22 +355,20 @@ func (r *recorder) snapshot() []int {
 }
 
 func TestNotificationsInOrder(t *testing.T) {
-	rec := &recorder{}
-	a, b := connPair(t, Options{Handler: rec, InboundQueue: 8}, Options{})
 	const n = 5000
+	rec := &recorder{want: n, full: make(chan struct{})}
+	a, b := connPair(t, Options{Handler: rec, InboundQueue: 8}, Options{})
 	for i := range n {
 		if err := b.Notify(context.Background(), "event", map[string]int{"seq": i}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(waitLong)
-	for len(rec.snapshot()) < n && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	select {
+	case <-rec.full:
+	case <-time.After(waitLong):
+		t.Fatalf("got %d notifications, want %d", len(rec.snapshot()), n)
 	}
 	got := rec.snapshot()
-	if len(got) != n {
-		t.Fatalf("got %d notifications, want %d", len(got), n)
-	}
 	for i, s := range got {
 		if s != i {
 			t.Fatalf("notification %d has seq %d", i, s)
@@ -472,7 +461,7 @@ func TestCallContextCancel(t *testing.T) {
 			t.Fatalf("%d calls pending, %d handlers running: want the slow call waiting", pendingCalls(a), b.active.Load())
 		}
 		cancel()
-		if err := waitErr(t, done); !errors.Is(err, context.Canceled) {
+		if err := waitFor(t, done); !errors.Is(err, context.Canceled) {
 			t.Fatalf("err = %v, want context.Canceled", err)
 		}
 		close(release) // the late response arrives and is dropped
@@ -590,7 +579,7 @@ func TestBadResponses(t *testing.T) {
 			go func() { done <- c.Call(context.Background(), "m", nil, nil) }()
 			p.recv()
 			p.send(tt.resp)
-			if err := waitErr(t, done); !tt.check(err) {
+			if err := waitFor(t, done); !tt.check(err) {
 				t.Fatalf("err = %v", err)
 			}
 		})
@@ -606,11 +595,11 @@ func TestParseErrorIsFatal(t *testing.T) {
 	if got, want := p.recv(), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`; got != want {
 		t.Errorf("got %s\nwant %s", got, want)
 	}
-	err := waitErr(t, runDone)
+	err := waitFor(t, runDone)
 	if !errors.Is(err, ErrProtocol) {
 		t.Fatalf("Run = %v, want ErrProtocol", err)
 	}
-	err = waitErr(t, callDone)
+	err = waitFor(t, callDone)
 	if !errors.Is(err, ErrConnClosed) || !errors.Is(err, ErrProtocol) {
 		t.Fatalf("pending call = %v, want ErrConnClosed wrapping ErrProtocol", err)
 	}
@@ -639,11 +628,11 @@ func TestOversizedFrameIsFatal(t *testing.T) {
 		_ = p.fw.WriteFrame([]byte(strings.Repeat("x", 4096)))
 	}()
 	defer func() { <-sent }()
-	err := waitErr(t, runDone)
+	err := waitFor(t, runDone)
 	if !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("Run = %v, want ErrFrameTooLarge", err)
 	}
-	err = waitErr(t, callDone)
+	err = waitFor(t, callDone)
 	if !errors.Is(err, ErrConnClosed) || !errors.Is(err, ErrFrameTooLarge) {
 		t.Fatalf("pending call = %v", err)
 	}
@@ -689,7 +678,7 @@ func TestPeerCloseFailsPendingCalls(t *testing.T) {
 	}
 	b.Close()
 	for range n {
-		err := waitErr(t, errs)
+		err := waitFor(t, errs)
 		if !errors.Is(err, ErrConnClosed) || !errors.Is(err, io.EOF) {
 			t.Fatalf("pending call = %v, want ErrConnClosed wrapping io.EOF", err)
 		}
@@ -723,10 +712,10 @@ func testCloseFailsPendingCalls(t *testing.T) {
 	if err := a.Close(); err != nil { // idempotent
 		t.Fatal(err)
 	}
-	if err := waitErr(t, callDone); !errors.Is(err, ErrConnClosed) {
+	if err := waitFor(t, callDone); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("pending call = %v", err)
 	}
-	if err := waitErr(t, aDone); err != nil {
+	if err := waitFor(t, aDone); err != nil {
 		t.Fatalf("Run after Close = %v, want nil", err)
 	}
 	if err := a.Call(context.Background(), "x", nil, nil); !errors.Is(err, ErrConnClosed) {
@@ -764,13 +753,13 @@ func testRunContextCancel(t *testing.T) {
 		t.Fatal("the calls are not both waiting on their handlers")
 	}
 	cancel()
-	if err := waitErr(t, aDone); !errors.Is(err, context.Canceled) {
+	if err := waitFor(t, aDone); !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run = %v, want context.Canceled", err)
 	}
-	if err := waitErr(t, aCall); !errors.Is(err, ErrConnClosed) {
+	if err := waitFor(t, aCall); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("a's call = %v", err)
 	}
-	if err := waitErr(t, bCall); !errors.Is(err, ErrConnClosed) {
+	if err := waitFor(t, bCall); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("b's call = %v", err)
 	}
 }
@@ -799,7 +788,7 @@ func testCloseBeforeRun(t *testing.T) {
 		t.Fatal("the call is not waiting")
 	}
 	c.Close()
-	if err := waitErr(t, callDone); !errors.Is(err, ErrConnClosed) {
+	if err := waitFor(t, callDone); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("call = %v", err)
 	}
 	if err := c.Run(context.Background()); err != nil {
@@ -824,7 +813,7 @@ func testCallBeforeRun(t *testing.T) {
 		t.Fatal("the call is not waiting")
 	}
 	runConn(t, a)
-	if err := waitErr(t, done); err != nil || sum != 42 {
+	if err := waitFor(t, done); err != nil || sum != 42 {
 		t.Fatalf("sum = %d, %v", sum, err)
 	}
 }
@@ -856,7 +845,7 @@ func TestBlockedWriter(t *testing.T) {
 	}
 	cancel()
 	c.Close()
-	if err := waitErr(t, runDone); err != nil {
+	if err := waitFor(t, runDone); err != nil {
 		t.Fatalf("Run = %v", err)
 	}
 }
@@ -880,20 +869,12 @@ func TestOverloaded(t *testing.T) {
 		t.Fatalf("err = %v, want overloaded", err)
 	}
 	close(release)
-	if err := waitErr(t, slow); err != nil {
+	if err := waitFor(t, slow); err != nil {
 		t.Fatal(err)
 	}
-	// Give the finished handler a moment to release its slot.
-	deadline := time.Now().Add(waitLong)
-	for {
-		err := a.Call(context.Background(), "fast", nil, nil)
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("still overloaded: %v", err)
-		}
-		time.Sleep(time.Millisecond)
+	// A handler's slot is free before its answer goes out.
+	if err := a.Call(context.Background(), "fast", nil, nil); err != nil {
+		t.Fatalf("after the slow call returned: %v", err)
 	}
 }
 
@@ -961,7 +942,7 @@ func TestCallFromNotificationHandler(t *testing.T) {
 	if err := b.Notify(context.Background(), "event", nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := waitErr(t, got); err == nil || !strings.Contains(err.Error(), "deadlock") {
+	if err := waitFor(t, got); err == nil || !strings.Contains(err.Error(), "deadlock") {
 		t.Fatalf("err = %v, want the deadlock guard", err)
 	}
 }

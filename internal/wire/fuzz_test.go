@@ -8,6 +8,7 @@ import (
 	"io"
 	"testing"
 	"testing/iotest"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -205,36 +206,34 @@ func FuzzConnFrames(f *testing.F) {
 		return req.Params, nil
 	})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c := NewConn(bytes.NewReader(data), io.Discard, Options{MaxFrame: 4096, Handler: handler, InboundQueue: 4, MaxConcurrency: 4})
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		// One call (id 1) is pending before Run reads anything, so inputs
-		// that answer it exercise response matching deterministically.
-		callDone := make(chan error, 1)
-		go func() {
-			var out json.RawMessage
-			callDone <- c.Call(ctx, "probe", map[string]int{"n": 1}, &out)
-		}()
-		for {
-			c.mu.Lock()
-			n := len(c.pending)
-			c.mu.Unlock()
-			if n == 1 {
-				break
-			}
-			time.Sleep(10 * time.Microsecond)
-		}
-		err := c.Run(ctx)
-		if err != nil && !errors.Is(err, ErrProtocol) && !errors.Is(err, ErrFrameTooLarge) {
-			t.Fatalf("Run = %v", err)
-		}
-		select {
-		case <-callDone:
-		case <-ctx.Done():
-			t.Fatal("pending call not released after Run returned")
-		}
-		if n := c.active.Load(); n != 0 {
-			t.Fatalf("%d handlers still active after Run", n)
-		}
+		synctest.Test(t, func(t *testing.T) { fuzzConnFrames(t, data, handler) })
 	})
+}
+
+// fuzzConnFrames feeds data to a Conn with one call pending, in a bubble
+// (synctest) so that the call is known to wait before Run reads.
+func fuzzConnFrames(t *testing.T, data []byte, handler Handler) {
+	c := NewConn(bytes.NewReader(data), io.Discard, Options{MaxFrame: 4096, Handler: handler, InboundQueue: 4, MaxConcurrency: 4})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	// One call (id 1) is pending before Run reads anything, so inputs
+	// that answer it exercise response matching deterministically.
+	callDone := make(chan error, 1)
+	go func() {
+		var out json.RawMessage
+		callDone <- c.Call(ctx, "probe", map[string]int{"n": 1}, &out)
+	}()
+	synctest.Wait() // the call waits for its answer
+	err := c.Run(ctx)
+	if err != nil && !errors.Is(err, ErrProtocol) && !errors.Is(err, ErrFrameTooLarge) {
+		t.Fatalf("Run = %v", err)
+	}
+	select {
+	case <-callDone:
+	case <-ctx.Done():
+		t.Fatal("pending call not released after Run returned")
+	}
+	if n := c.active.Load(); n != 0 {
+		t.Fatalf("%d handlers still active after Run", n)
+	}
 }

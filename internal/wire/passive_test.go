@@ -108,7 +108,7 @@ func TestPassiveCancelWhileReading(t *testing.T) {
 	waitReading(t, core)
 	start := time.Now()
 	cancel()
-	if err := waitErr(t, done); !errors.Is(err, context.Canceled) {
+	if err := waitFor(t, done); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	if d := time.Since(start); d > time.Second {
@@ -223,7 +223,7 @@ func TestPassiveCloseWhileReading(t *testing.T) {
 	go func() { done <- core.Call(context.Background(), "hang", nil, nil) }()
 	waitReading(t, core)
 	core.CloseWithCause(errors.New("host exited"))
-	err := waitErr(t, done)
+	err := waitFor(t, done)
 	if !errors.Is(err, ErrConnClosed) || !strings.Contains(err.Error(), "host exited") {
 		t.Fatalf("err = %v", err)
 	}
@@ -245,10 +245,10 @@ func TestPassiveEndOfStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	y.Close()
-	if err := waitErr(t, done); !errors.Is(err, ErrConnClosed) {
+	if err := waitFor(t, done); !errors.Is(err, ErrConnClosed) {
 		t.Fatalf("call: %v", err)
 	}
-	if err := waitErr(t, runDone); err != nil {
+	if err := waitFor(t, runDone); err != nil {
 		t.Fatalf("Run = %v", err)
 	}
 }
@@ -294,7 +294,7 @@ func TestPassiveAnswersInvalidFrames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := waitErr(t, done); err != nil {
+	if err := waitFor(t, done); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -403,7 +403,7 @@ func TestSocketBlockedWriter(t *testing.T) {
 			}
 		}
 		c.Close()
-		if err := waitErr(t, runDone); err != nil {
+		if err := waitFor(t, runDone); err != nil {
 			t.Fatalf("Run = %v", err)
 		}
 	}
@@ -442,7 +442,7 @@ func TestLongRequestDelaysNothing(t *testing.T) {
 		}
 	}
 	close(release)
-	if err := waitErr(t, long); err != nil {
+	if err := waitFor(t, long); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,6 +2,7 @@ package testproc
 
 import (
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,14 +36,15 @@ func Group(pgid int) []int {
 // for after stop.
 func Mentioning(s string) []int {
 	self := os.Getpid()
+	has := func(e string) bool { return strings.Contains(e, s) }
 	var out []int
 	for _, pid := range Pids() {
 		if pid == self {
 			continue
 		}
-		env, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
-		cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
-		if !strings.Contains(string(env), s) && !strings.Contains(string(cmd), s) {
+		env, _ := procfs.Default.Environ(pid)
+		args, _ := procfs.Default.Cmdline(pid)
+		if !slices.ContainsFunc(env, has) && !slices.ContainsFunc(args, has) {
 			continue
 		}
 		if _, _, _, ok := Stat(pid); ok {
