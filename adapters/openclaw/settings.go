@@ -7,12 +7,12 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 )
 
 // Stable error codes of the adapter (docs: README.md).
@@ -64,10 +64,10 @@ type Settings struct {
 	Dashboard *harnessui.InterfaceSettings
 }
 
-var agentIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
+var agentIDRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) }}
 
 // declarations are the descriptor's interface declarations.
-var declarations = sync.OnceValues(func() ([]contract.InterfaceDeclaration, error) {
+var declarations = lazy.Values[[]contract.InterfaceDeclaration]{New: func() ([]contract.InterfaceDeclaration, error) {
 	var d struct {
 		Interfaces []contract.InterfaceDeclaration `json:"interfaces"`
 	}
@@ -75,7 +75,7 @@ var declarations = sync.OnceValues(func() ([]contract.InterfaceDeclaration, erro
 		return nil, err
 	}
 	return d.Interfaces, nil
-})
+}}
 
 // ParseSettings decodes and checks harness settings (planning has already
 // validated them against the descriptor; this is the host's own guard)
@@ -86,7 +86,7 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	if h != nil {
 		raw = h.Settings
 	}
-	decls, err := declarations()
+	decls, err := declarations.Get()
 	if err != nil {
 		return s, fmt.Errorf("descriptor: %w", err)
 	}
@@ -109,8 +109,8 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 		return s, err
 	}
 	if id := own.AgentID; id != nil {
-		if !agentIDRE().MatchString(*id) {
-			return s, fmt.Errorf("settings.agent_id must match %s", agentIDRE())
+		if !agentIDRE.Get().MatchString(*id) {
+			return s, fmt.Errorf("settings.agent_id must match %s", agentIDRE.Get())
 		}
 		s.AgentID = *id
 	}

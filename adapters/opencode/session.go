@@ -21,6 +21,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 	"github.com/fabric-runtime/fabric/proc"
 )
 
@@ -264,13 +265,13 @@ type portScanner struct {
 	done  bool
 }
 
-var listeningRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`listening on http://127\.0\.0\.1:(\d+)\s`) })
+var listeningRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`listening on http://127\.0\.0\.1:(\d+)\s`) }}
 
 func (p *portScanner) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	if !p.done {
 		p.buf = append(p.buf, b...)
-		if m := listeningRE().FindSubmatch(p.buf); m != nil {
+		if m := listeningRE.Get().FindSubmatch(p.buf); m != nil {
 			if port, err := strconv.Atoi(string(m[1])); err == nil && port > 0 && port < 65536 {
 				p.found <- port
 				p.done = true

@@ -6,12 +6,12 @@ import (
 	"math"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 )
 
 // Stable error codes of the adapter (docs: README.md).
@@ -53,7 +53,7 @@ type Settings struct {
 }
 
 // declarations are the descriptor's interface declarations.
-var declarations = sync.OnceValues(func() ([]contract.InterfaceDeclaration, error) {
+var declarations = lazy.Values[[]contract.InterfaceDeclaration]{New: func() ([]contract.InterfaceDeclaration, error) {
 	var d struct {
 		Interfaces []contract.InterfaceDeclaration `json:"interfaces"`
 	}
@@ -61,7 +61,7 @@ var declarations = sync.OnceValues(func() ([]contract.InterfaceDeclaration, erro
 		return nil, err
 	}
 	return d.Interfaces, nil
-})
+}}
 
 // ParseSettings decodes and checks harness settings (planning has already
 // validated them against the descriptor; this is the host's own guard)
@@ -72,7 +72,7 @@ func ParseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	if h != nil {
 		raw = h.Settings
 	}
-	decls, err := declarations()
+	decls, err := declarations.Get()
 	if err != nil {
 		return s, fmt.Errorf("descriptor: %w", err)
 	}
