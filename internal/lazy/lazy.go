@@ -7,7 +7,7 @@
 // bundles many adapters the kernel then maps the 64 KiB around each such
 // function's code (fault-around) even in a host serving another adapter:
 // measured with bench/idle, the bundled adapters' inits cost every idle
-// fabric-host 0.31 MiB of RSS. A Value is a composite literal of a
+// fabric-host 0.23 MiB of RSS. A Value is a composite literal of a
 // function literal, so the compiler lays it out as static data:
 //
 //	var envName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
