@@ -238,8 +238,8 @@ func decodeStart(raw json.RawMessage) (p startPayload, runtimeID string, bad *ho
 // deep inside encoding/json (its reflection over the contract types), an
 // invoke twice, reading the tables of a dozen packages' functions; and the
 // kernel maps the 64 KiB around each page of the binary a process touches
-// (fault-around). Measured with bench/idle: 0.35 MiB of an idle host's
-// 6.2 MiB of the binary's mapped pages. Grown here, those copies never
+// (fault-around). Measured with bench/idle: 0.32 MiB of an idle host's
+// 6.22 MiB of the binary's mapped pages. Grown here, those copies never
 // happen. n is never positive: the frame alone, 16 KiB, makes the
 // function's prologue grow the stack; the array is never written.
 //
