@@ -3,7 +3,6 @@ package adapterkit
 import (
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"strconv"
 
@@ -13,8 +12,8 @@ import (
 
 // openChannel opens the v2 channel the core passed as fd 3 (or as the
 // descriptor named by FABRIC_HOST_CHANNEL_FD). The descriptor is duplicated
-// close-on-exec into a net.Conn and the original is closed, so the
-// harness processes the adapter starts do not inherit the channel.
+// close-on-exec (channelFile) and the original is closed, so the harness
+// processes the adapter starts do not inherit the channel.
 func openChannel() (io.Reader, io.Writer, error) {
 	fd := hostproto.ChannelFD
 	if s := os.Getenv(hostproto.EnvChannelFD); s != "" {
@@ -24,9 +23,7 @@ func openChannel() (io.Reader, io.Writer, error) {
 		}
 		fd = n
 	}
-	f := os.NewFile(uintptr(fd), "fabric-channel")
-	c, err := net.FileConn(f)
-	_ = f.Close()
+	c, err := channelFile(fd)
 	if err != nil {
 		return nil, nil, fmt.Errorf("adapterkit: no v2 channel on fd %d (the core passes a socket there): %w", fd, err)
 	}

@@ -9,10 +9,10 @@ import (
 	"os"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 	"github.com/fabric-runtime/fabric/internal/wire"
 )
 
@@ -106,7 +106,7 @@ type ServiceMetadata interface {
 const CodeServiceUnsupported = "lifecycle_service_unsupported"
 
 // envName is the shape of an environment variable name.
-var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+var envName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) }}
 
 // serviceSession lets the host's lifecycle state machine run a service:
 // health and stop go to the service; invoke is refused before it gets
@@ -257,7 +257,7 @@ func serviceReport(ss ServiceSession) (*hostproto.ServiceStartResult, error) {
 		res.CredentialEnv = maps.Clone(c.CredentialEnv())
 	}
 	for name, value := range res.CredentialEnv {
-		if !envName().MatchString(name) {
+		if !envName.Get().MatchString(name) {
 			return nil, Errorf(CodeInvalidResponse, "service credential variable %q is not an environment variable name", name)
 		}
 		if value == "" {

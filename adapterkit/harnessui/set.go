@@ -20,6 +20,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 	"github.com/fabric-runtime/fabric/proc"
 )
 
@@ -163,10 +164,10 @@ func (c *child) hasToken() bool {
 func (c *child) addr() string { return Loopback + ":" + strconv.Itoa(c.Port) }
 
 var (
-	nameRE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) })
-	idRE      = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) })
-	adapterRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`) })
-	envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	nameRE    = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9_-]*$`) }}
+	idRE      = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`) }}
+	adapterRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`) }}
+	envNameRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) }}
 )
 
 func (s *Spec) startupTimeout() (time.Duration, error) {
@@ -183,10 +184,10 @@ func (s *Spec) validate() error {
 	bad := func(name, format string, args ...any) error {
 		return errorf(CodeInvalid, name, nil, format, args...)
 	}
-	if !idRE().MatchString(s.RuntimeID) {
+	if !idRE.Get().MatchString(s.RuntimeID) {
 		return bad("", "runtime id %q is not a safe path element (P3)", s.RuntimeID)
 	}
-	if !adapterRE().MatchString(s.AdapterName) {
+	if !adapterRE.Get().MatchString(s.AdapterName) {
 		return bad("", "adapter name %q is not a safe path element (P2)", s.AdapterName)
 	}
 	if !filepath.IsAbs(s.ArtifactRoot) {
@@ -206,8 +207,8 @@ func (s *Spec) validate() error {
 	}
 	for i := range s.Children {
 		c := &s.Children[i]
-		if !nameRE().MatchString(c.Name) || len(c.Name) > 63 {
-			return bad(c.Name, "interface name %q must match %s (S7)", c.Name, nameRE())
+		if !nameRE.Get().MatchString(c.Name) || len(c.Name) > 63 {
+			return bad(c.Name, "interface name %q must match %s (S7)", c.Name, nameRE.Get())
 		}
 		if names[c.Name] {
 			return bad(c.Name, "interface %s is given twice", c.Name)
@@ -222,7 +223,7 @@ func (s *Spec) validate() error {
 		if c.Token != "" && (!hasToken || len(c.Token) < 32) {
 			return bad(c.Name, "a preset Token needs a credential scheme and at least 32 characters (T1)")
 		}
-		if c.TokenEnv != "" && (!hasToken || !envNameRE().MatchString(c.TokenEnv)) {
+		if c.TokenEnv != "" && (!hasToken || !envNameRE.Get().MatchString(c.TokenEnv)) {
 			return bad(c.Name, "TokenEnv %q needs a credential scheme and a valid variable name", c.TokenEnv)
 		}
 		switch c.Kind {
@@ -267,11 +268,11 @@ func (s *Spec) validate() error {
 				return bad(c.Name, "a terminal interface needs a Launcher with an Argv (P4)")
 			}
 			for _, kv := range c.Launcher.Env {
-				if k, _, ok := strings.Cut(kv, "="); !ok || !envNameRE().MatchString(k) {
+				if k, _, ok := strings.Cut(kv, "="); !ok || !envNameRE.Get().MatchString(k) {
 					return bad(c.Name, "launcher environment entry %q is not KEY=value", kv)
 				}
 			}
-			if t := c.Launcher.TokenEnv; t != "" && (!hasToken || !envNameRE().MatchString(t)) {
+			if t := c.Launcher.TokenEnv; t != "" && (!hasToken || !envNameRE.Get().MatchString(t)) {
 				return bad(c.Name, "Launcher.TokenEnv %q needs a credential scheme and a valid variable name", t)
 			}
 		default:

@@ -6,10 +6,10 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 )
 
 // Deadlines of the contract.
@@ -70,7 +70,7 @@ func (s Settings) EnabledNames() []string {
 	return names
 }
 
-var originRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^https?://[^/?#@\s]+$`) })
+var originRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^https?://[^/?#@\s]+$`) }}
 
 // ParseSettings decodes the contract's part of harness.settings against
 // the adapter's interface declarations. Planning has already validated
@@ -136,7 +136,7 @@ func ParseSettings(settings map[string]any, decls []contract.InterfaceDeclaratio
 				}
 				for i, o := range list {
 					s, ok := o.(string)
-					if !ok || !originRE().MatchString(s) {
+					if !ok || !originRE.Get().MatchString(s) {
 						return out, errorf(CodeInvalid, name, nil, "%s.public_origins[%d] must be an origin scheme://host[:port] (S5)", path, i)
 					}
 					if slices.Contains(in.PublicOrigins, s) {

@@ -10,7 +10,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
+
+	"github.com/fabric-runtime/fabric/internal/lazy"
 )
 
 // EnvProfile names the profile the host runs: a bundled profile name, or a
@@ -266,7 +267,7 @@ func LoadProfile(getenv func(string) string) (Profile, error) {
 var adapterSettings = []string{"command", "permission_policy", "permission_timeout_seconds", "extra_args"}
 
 // secretRE finds {secret.NAME} placeholders.
-var secretRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{secret\.([A-Za-z0-9_]+)\}`) })
+var secretRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`\{secret\.([A-Za-z0-9_]+)\}`) }}
 
 // check validates a profile's own settings and where secrets may go.
 func (p Profile) check() error {
@@ -295,12 +296,12 @@ func (p Profile) check() error {
 		notEnv = append(notEnv, c)
 	}
 	for _, a := range notEnv {
-		if secretRE().MatchString(a) || strings.Contains(a, "{api_key}") {
+		if secretRE.Get().MatchString(a) || strings.Contains(a, "{api_key}") {
 			return fmt.Errorf("%q: secrets ({api_key}, {secret.NAME}) go in env only", a)
 		}
 	}
 	for _, v := range p.Env {
-		for _, m := range secretRE().FindAllStringSubmatch(v, -1) {
+		for _, m := range secretRE.Get().FindAllStringSubmatch(v, -1) {
 			if p.Settings[m[1]].Kind != KindEnv {
 				return fmt.Errorf("env %q: {secret.%s} needs a setting %s of kind env", v, m[1], m[1])
 			}
@@ -310,7 +311,7 @@ func (p Profile) check() error {
 }
 
 // envNameRE is what a variable name looks like.
-var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+var envNameRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) }}
 
 // resolveSettings checks the values of the profile's own settings (raw,
 // from harness.settings) and returns the placeholders they fill:
@@ -359,7 +360,7 @@ func (p Profile) resolveSettings(raw map[string]any, lookup func(string) (string
 				return nil, fmt.Errorf("%s: credentials do not belong in the URL (use the profile's token settings)", field)
 			}
 		case KindEnv:
-			if !envNameRE().MatchString(v) {
+			if !envNameRE.Get().MatchString(v) {
 				return nil, fmt.Errorf("%s %q is not a variable name", field, v)
 			}
 			sec, ok := lookup(v)
@@ -411,7 +412,7 @@ func unresolved(s string, vars map[string]string) bool {
 			return false
 		}
 		key := rest[i+1 : i+j]
-		if placeholderRE().MatchString(key) && vars[key] == "" {
+		if placeholderRE.Get().MatchString(key) && vars[key] == "" {
 			return true
 		}
 		rest = rest[i+j+1:]
@@ -419,9 +420,9 @@ func unresolved(s string, vars map[string]string) bool {
 }
 
 // placeholderRE is what a placeholder's name looks like.
-var placeholderRE = sync.OnceValue(func() *regexp.Regexp {
+var placeholderRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	return regexp.MustCompile(`^(base_url|api_key_env|api_key|model|home|workspace|(settings|secret)\.[A-Za-z0-9_]+)$`)
-})
+}}
 
 // expand fills the placeholders of s in one pass: text a value brings in
 // is never expanded again (a setting's value cannot pull a secret into
@@ -442,7 +443,7 @@ func expand(s string, vars map[string]string) string {
 		}
 		key := s[i+1 : i+j]
 		b.WriteString(s[:i])
-		if v, ok := vars[key]; ok && placeholderRE().MatchString(key) {
+		if v, ok := vars[key]; ok && placeholderRE.Get().MatchString(key) {
 			b.WriteString(v)
 			s = s[i+j+1:]
 		} else { // not a placeholder: keep the brace, look inside

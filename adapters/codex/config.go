@@ -7,10 +7,10 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 )
 
 // Values of the sandbox setting (Codex's SandboxMode).
@@ -55,10 +55,10 @@ type Settings struct {
 }
 
 var (
-	dottedKey = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`) })
-	envName   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+	dottedKey = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`) }}
+	envName   = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) }}
 	// Codex names MCP servers with these characters only.
-	mcpName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
+	mcpName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) }}
 )
 
 // parseSettings decodes and checks harness settings (the plan has already
@@ -89,7 +89,7 @@ func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 		return s, fmt.Errorf("settings.reasoning_effort: unknown value %q", s.ReasoningEffort)
 	}
 	for k, v := range s.ConfigOverrides {
-		if !dottedKey().MatchString(k) {
+		if !dottedKey.Get().MatchString(k) {
 			return s, fmt.Errorf("settings.config_overrides: key %q is not a dotted Codex config path", k)
 		}
 		if _, err := tomlScalar(v); err != nil {
@@ -136,7 +136,7 @@ func selectModel(models map[string]contract.AgentModel) (modelRole, error) {
 	case m.BaseURL == "" || m.APIKeyEnv == "":
 		return m, fmt.Errorf("%s: provider %q needs base_url and api_key_env (Codex speaks the OpenAI Responses API to base_url)", path, m.Provider)
 	}
-	if !envName().MatchString(m.APIKeyEnv) {
+	if !envName.Get().MatchString(m.APIKeyEnv) {
 		return m, fmt.Errorf("%s.api_key_env: %q is not an environment variable name", path, m.APIKeyEnv)
 	}
 	if !strings.HasPrefix(m.BaseURL, "http://") && !strings.HasPrefix(m.BaseURL, "https://") {
@@ -185,7 +185,7 @@ func serverArgs(m modelRole, s Settings) ([]string, error) {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if !dottedKey().MatchString(k) {
+		if !dottedKey.Get().MatchString(k) {
 			return nil, fmt.Errorf("settings.config_overrides: key %q is not a dotted Codex config path", k)
 		}
 		v, err := tomlScalar(s.ConfigOverrides[k])
@@ -219,7 +219,7 @@ func mcpConfig(m *contract.AgentMCPConfig) ([]byte, error) {
 	for _, name := range names {
 		srv := m.Servers[name]
 		path := "mcp.servers." + name
-		if !mcpName().MatchString(name) {
+		if !mcpName.Get().MatchString(name) {
 			return nil, fmt.Errorf("%s: Codex MCP server names may only use letters, digits, '_' and '-'", path)
 		}
 		if srv.Authentication != nil {

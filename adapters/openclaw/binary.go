@@ -2,6 +2,7 @@ package openclaw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -81,7 +82,7 @@ func resolveBinary(ctx context.Context, getenv func(string) string, path string)
 }
 
 // errNodeUnsupported: no Node.js that OpenClaw supports was found.
-var errNodeUnsupported = fmt.Errorf("no supported Node.js")
+var errNodeUnsupported = errors.New("no supported Node.js")
 
 // nodeSupported reports whether a `node --version` string is a version
 // OpenClaw runs on: >= 24.16.0 < 25, or >= 26.1.0.

@@ -2,8 +2,8 @@ package openclaw
 
 import (
 	"fmt"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 	"regexp"
-	"sync"
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
@@ -60,7 +60,7 @@ type Settings struct {
 	Dashboard *harnessui.InterfaceSettings
 }
 
-var agentIDRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) })
+var agentIDRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`) }}
 
 // parseSettings decodes and checks harness settings (planning has already
 // validated them against the descriptor; this is the host's own guard)
@@ -80,8 +80,8 @@ func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 		s.Dashboard = &d
 	}
 	if id := own.AgentID; id != nil {
-		if !agentIDRE().MatchString(*id) {
-			return s, fmt.Errorf("settings.agent_id must match %s", agentIDRE())
+		if !agentIDRE.Get().MatchString(*id) {
+			return s, fmt.Errorf("settings.agent_id must match %s", agentIDRE.Get())
 		}
 		s.AgentID = *id
 	}

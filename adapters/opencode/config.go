@@ -6,9 +6,9 @@ import (
 	"regexp"
 	"sort"
 	"strings"
-	"sync"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 )
 
 // providerID is the model provider the adapter defines in OpenCode's
@@ -35,7 +35,7 @@ type serverConfig struct {
 	MCP              *contract.AgentMCPConfig
 }
 
-var mcpName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) })
+var mcpName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]+$`) }}
 
 // Build returns OpenCode's configuration (JSON) and, for instructions in
 // append mode, the text to write to InstructionsFile ("" otherwise).
@@ -120,7 +120,7 @@ func mcpConfig(m *contract.AgentMCPConfig) (map[string]any, error) {
 	for _, name := range names {
 		srv := m.Servers[name]
 		path := "mcp.servers." + name
-		if !mcpName().MatchString(name) {
+		if !mcpName.Get().MatchString(name) {
 			return nil, fmt.Errorf("%s: OpenCode MCP server names may only use letters, digits, '_' and '-'", path)
 		}
 		if srv.Authentication != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 	"io"
 	"net/http"
 	"os"
@@ -197,13 +198,13 @@ type portScanner struct {
 	done  bool
 }
 
-var listeningRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`listening on http://127\.0\.0\.1:(\d+)\s`) })
+var listeningRE = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`listening on http://127\.0\.0\.1:(\d+)\s`) }}
 
 func (p *portScanner) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	if !p.done {
 		p.buf = append(p.buf, b...)
-		if m := listeningRE().FindSubmatch(p.buf); m != nil {
+		if m := listeningRE.Get().FindSubmatch(p.buf); m != nil {
 			if port, err := strconv.Atoi(string(m[1])); err == nil && port > 0 && port < 65536 {
 				p.found <- port
 				p.done = true

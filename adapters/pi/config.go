@@ -7,10 +7,10 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 )
 
 // Error codes of the adapter.
@@ -62,7 +62,7 @@ type launch struct {
 	Workdir string
 }
 
-var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
+var envName = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) }}
 
 // buildLaunch translates the AgentConfig into pi's command line,
 // environment and models.json. environ is the host's environment.
@@ -75,7 +75,7 @@ func buildLaunch(cfg contract.AgentConfig, set Settings, dirs privateDirs, envir
 	if m.BaseURL == nil || *m.BaseURL == "" {
 		return nil, adapterkit.Errorf(CodeInvalidConfig, "%s.base_url is required: Pi is pointed only at the configured endpoint", field)
 	}
-	if m.APIKeyEnv == nil || !envName().MatchString(*m.APIKeyEnv) {
+	if m.APIKeyEnv == nil || !envName.Get().MatchString(*m.APIKeyEnv) {
 		return nil, adapterkit.Errorf(CodeInvalidConfig, "%s.api_key_env must name an environment variable", field)
 	}
 	keyEnv := *m.APIKeyEnv

@@ -15,12 +15,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/lazy"
 )
 
 // ModeModel sends each invoke to the config's model (OpenAI Chat
@@ -157,7 +157,7 @@ type toolCall struct {
 
 // shellToolSpec is the tools field of a request, built at first use (no
 // work at init: a host that never asks a model does not pay for it).
-var shellToolSpec = sync.OnceValue(func() []any {
+var shellToolSpec = lazy.Value[[]any]{New: func() []any {
 	return []any{map[string]any{
 		"type": "function",
 		"function": map[string]any{
@@ -171,7 +171,7 @@ var shellToolSpec = sync.OnceValue(func() []any {
 			},
 		},
 	}}
-})
+}}
 
 // turnUsage sums the usage of a turn's requests.
 type turnUsage struct {
@@ -317,7 +317,7 @@ func (c *modelClient) complete(ctx context.Context, msgs []chatMessage, u *turnU
 		"stream_options": map[string]any{"include_usage": true},
 	}
 	if c.offerShell {
-		body["tools"] = shellToolSpec()
+		body["tools"] = shellToolSpec.Get()
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
@@ -487,16 +487,16 @@ func (e *chatErrObj) code() string {
 }
 
 // contextExceeded and retryInMessage are compiled at first use, not at init.
-var contextExceeded = sync.OnceValue(func() *regexp.Regexp {
+var contextExceeded = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp {
 	return regexp.MustCompile(`(?i)context[_ ](length|window)|maximum context|too many tokens|prompt is too long`)
-})
+}}
 
 // classifyBody maps an error body (status 0: an error inside a stream).
 func classifyBody(status int, e *chatErrObj) (code string, retryable bool) {
 	kind := ""
 	if e != nil {
 		kind = e.Type + " " + e.code()
-		if contextExceeded().MatchString(kind + " " + e.Message) {
+		if contextExceeded.Get().MatchString(kind + " " + e.Message) {
 			return CodeModelContextExceeded, false
 		}
 		if strings.Contains(kind, "insufficient_quota") {
@@ -518,7 +518,7 @@ func classifyBody(status int, e *chatErrObj) (code string, retryable bool) {
 	return CodeModelBadRequest, false
 }
 
-var retryInMessage = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)try again in ([0-9.]+)\s*(ms|s)`) })
+var retryInMessage = lazy.Value[*regexp.Regexp]{New: func() *regexp.Regexp { return regexp.MustCompile(`(?i)try again in ([0-9.]+)\s*(ms|s)`) }}
 
 // httpError maps a non-2xx answer.
 func httpError(resp *http.Response, body []byte) *contract.AgentRunError {
@@ -568,7 +568,7 @@ func retryAfter(header string, e *chatErrObj) (float64, bool) {
 	if e.RetryAfter != nil && *e.RetryAfter >= 0 {
 		return *e.RetryAfter, true
 	}
-	if m := retryInMessage().FindStringSubmatch(e.Message); m != nil {
+	if m := retryInMessage.Get().FindStringSubmatch(e.Message); m != nil {
 		if s, err := strconv.ParseFloat(m[1], 64); err == nil {
 			if m[2] == "ms" {
 				s /= 1000

@@ -37,18 +37,19 @@ func main() {
 	parallel := flag.Int("parallel", 8, "runtimes started at once")
 	heap := flag.String("heapprofile", "", "write a heap profile of the core with every runtime idle to this file (go tool pprof -sample_index=inuse_space)")
 	goroutines := flag.Bool("goroutines", false, "print the core's goroutines with every runtime idle, grouped by stack")
+	hold := flag.Duration("hold", 0, "after reporting, keep every runtime idle this long before stopping them (to inspect a host's /proc/<pid>/smaps or pagemap); the hosts' pids are printed")
 	follow := flag.Bool("follow", false, "start followable runtimes (fabric.WithFollowableTurns): each idle runtime keeps its warm-up turn's event log")
 	flag.Parse()
 	if *heap != "" {
 		runtime.MemProfileRate = 512 // every runtime's few kilobytes, not one sample per 512 KiB
 	}
-	if err := run(*n, *bin, *parallel, *heap, *goroutines, *follow); err != nil {
+	if err := run(*n, *bin, *parallel, *heap, *goroutines, *follow, *hold); err != nil {
 		fmt.Fprintln(os.Stderr, "idle:", err)
 		os.Exit(1)
 	}
 }
 
-func run(n int, bin string, parallel int, heapProfile string, goroutines, follow bool) error {
+func run(n int, bin string, parallel int, heapProfile string, goroutines, follow bool, hold time.Duration) error {
 	ctx := context.Background()
 	state, err := os.MkdirTemp("", "fabric-idle-")
 	if err != nil {
@@ -147,6 +148,14 @@ func run(n int, bin string, parallel int, heapProfile string, goroutines, follow
 	fmt.Printf("host RSS: median %.2f MiB, max %.2f MiB\n", mib(median(rss)), mib(maxOf(rss)))
 	fmt.Printf("host RSS split: median %.2f MiB anonymous (heap, stacks, written data), %.2f MiB of the binary's mapped pages (shared)\n", mib(median(anon)), mib(median(file)))
 	fmt.Printf("host PSS: median %.2f MiB, max %.2f MiB (shared pages divided among hosts)\n", mib(median(pss)), mib(maxOf(pss)))
+	if hold > 0 {
+		pids := make([]string, len(rts))
+		for i, rt := range rts {
+			pids[i] = strconv.Itoa(rt.HostPid())
+		}
+		fmt.Printf("holding %s; host pids: %s\n", hold, strings.Join(pids, " "))
+		time.Sleep(hold)
+	}
 	stopBegin := time.Now()
 	for i, rt := range rts {
 		if _, err := rt.Stop(ctx); err != nil {
