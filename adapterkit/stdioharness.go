@@ -45,8 +45,19 @@ type HarnessHealth struct {
 	Rungs []HealthRung
 }
 
-// levelRank orders the check levels; an unknown level is not in it.
-var levelRank = map[string]int{contract.LevelLive: 0, contract.LevelActive: 1, contract.LevelReady: 2}
+// levelRank orders the check levels; ok is false for an unknown level.
+// (A switch, not a package-level map: a map literal is built at init.)
+func levelRank(level string) (rank int, ok bool) {
+	switch level {
+	case contract.LevelLive:
+		return 0, true
+	case contract.LevelActive:
+		return 1, true
+	case contract.LevelReady:
+		return 2, true
+	}
+	return 0, false
+}
 
 // Check answers a health check at level: unsupported for a level other
 // than live, active or ready, failed at the first failed rung at or below
@@ -59,13 +70,13 @@ func (hh HarnessHealth) Check(level string) Health {
 	case hh.Busy:
 		h.Activity = contract.ActivityBusy
 	}
-	rank, ok := levelRank[level]
+	rank, ok := levelRank(level)
 	if !ok {
 		h.Outcome, h.ReasonCode = contract.OutcomeUnsupported, contract.ReasonUnsupportedLevel
 		return h
 	}
 	for _, r := range hh.Rungs {
-		if r.Failed && levelRank[r.Level] <= rank {
+		if rr, _ := levelRank(r.Level); r.Failed && rr <= rank {
 			h.Outcome, h.ReasonCode, h.Message = contract.OutcomeFailed, r.Reason, r.Message
 			return h
 		}
