@@ -27,13 +27,13 @@ type Descriptor struct {
 // Descriptors returns every bundled descriptor, in a fixed order.
 func Descriptors() []Descriptor {
 	ds := []Descriptor{
-		{Name: "scripted.fabric-adapter.json", Data: scripted.Descriptor},
-		{Name: "scripted-v1.fabric-adapter.json", Data: scripted.DescriptorV1},
-		{Name: "claude.fabric-adapter.json", Data: claude.Descriptor},
-		{Name: "codex.fabric-adapter.json", Data: codex.Descriptor},
-		{Name: "openclaw.fabric-adapter.json", Data: openclaw.Descriptor},
-		{Name: "opencode.fabric-adapter.json", Data: opencode.Descriptor},
-		{Name: "pi.fabric-adapter.json", Data: pi.Descriptor},
+		{Name: "scripted.fabric-adapter.json", Data: scripted.Descriptor()},
+		{Name: "scripted-v1.fabric-adapter.json", Data: scripted.DescriptorV1()},
+		{Name: "claude.fabric-adapter.json", Data: claude.Descriptor()},
+		{Name: "codex.fabric-adapter.json", Data: codex.Descriptor()},
+		{Name: "openclaw.fabric-adapter.json", Data: openclaw.Descriptor()},
+		{Name: "opencode.fabric-adapter.json", Data: opencode.Descriptor()},
+		{Name: "pi.fabric-adapter.json", Data: pi.Descriptor()},
 	}
 	for _, d := range acp.Descriptors() {
 		ds = append(ds, Descriptor{Name: d.Name, Data: d.Data})

@@ -1,11 +1,18 @@
 package claude
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+)
 
-// Descriptor is the adapter's bundled descriptor.
+// descriptor is the adapter's bundled descriptor.
 //
 //go:embed packages/nvidia.fabric.claude/claude.fabric-adapter.json
-var Descriptor []byte
+var descriptor []byte
 
 // ID is the adapter id (and the runner's builtin name).
 const ID = "nvidia.fabric.claude"
+
+// Descriptor returns the adapter's bundled descriptor document (a copy: the
+// embedded bytes stay unchanged).
+func Descriptor() []byte { return bytes.Clone(descriptor) }

@@ -69,7 +69,7 @@ func newLive(t testing.TB, env ...string) *live {
 	t.Helper()
 	binDir, _ := harnessBin(t)
 	r := harnesstest.NewRig(t, adaptertest.Options{Script: loadScript(t), KeyEnv: liveKeyEnv,
-		Descriptors: map[string][]byte{"claude.fabric-adapter.json": claude.Descriptor}, Path: []string{binDir},
+		Descriptors: map[string][]byte{"claude.fabric-adapter.json": claude.Descriptor()}, Path: []string{binDir},
 		Env: append([]string{"GORACE=atexit_sleep_ms=0"}, env...), Deadline: testTimeout})
 	return &live{r, t}
 }

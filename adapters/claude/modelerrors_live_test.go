@@ -18,7 +18,7 @@ import (
 // the batch runner relies on; the others record what Claude Code really
 // returns.
 func TestLiveModelErrorsClassify(t *testing.T) {
-	harnesstest.ClassifyModelErrors(t, claude.Descriptor, []harnesstest.ModelErrorCase{
+	harnesstest.ClassifyModelErrors(t, claude.Descriptor(), []harnesstest.ModelErrorCase{
 		{Name: "401", Reply: modelstub.ErrorReply{Status: 401, Message: "invalid x-api-key"}, Want: contract.ModelAuth},
 		{Name: "403", Reply: modelstub.ErrorReply{Status: 403, Message: "Your API key does not have permission to use the specified resource."}, Want: contract.ModelAuth},
 		{Name: "404", Reply: modelstub.ErrorReply{Status: 404, Message: "model: claude-fabric-test"}, Want: contract.ModelNotFound},

@@ -1,11 +1,18 @@
 package codex
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+)
 
-// Descriptor is the adapter's bundled descriptor (codex.fabric-adapter.json).
+// descriptor is the adapter's bundled descriptor (codex.fabric-adapter.json).
 //
 //go:embed packages/nvidia.fabric.codex/codex.fabric-adapter.json
-var Descriptor []byte
+var descriptor []byte
 
 // ID is the adapter id, the same as upstream NeMo Fabric's Codex adapter.
 const ID = "nvidia.fabric.codex"
+
+// Descriptor returns the adapter's bundled descriptor document (a copy: the
+// embedded bytes stay unchanged).
+func Descriptor() []byte { return bytes.Clone(descriptor) }

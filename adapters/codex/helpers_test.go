@@ -66,7 +66,7 @@ func newLive(t testing.TB, script *modelstub.Script, opts ...modelstub.Option) *
 		path = append(path, bin)
 	}
 	return &live{harnesstest.NewRig(t, adaptertest.Options{Script: script, StubOptions: opts, KeyEnv: keyEnv, Key: testKey,
-		Descriptors: map[string][]byte{"codex.fabric-adapter.json": codex.Descriptor}, Path: path, Deadline: 60 * time.Second})}
+		Descriptors: map[string][]byte{"codex.fabric-adapter.json": codex.Descriptor()}, Path: path, Deadline: 60 * time.Second})}
 }
 
 // config builds an agent config for the Codex adapter against the stub.

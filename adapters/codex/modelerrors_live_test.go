@@ -16,7 +16,7 @@ import (
 // the normalised model error code. The 401 is the fast path the batch
 // runner relies on; the others record what Codex really returns.
 func TestLiveModelErrorsClassify(t *testing.T) {
-	harnesstest.ClassifyModelErrors(t, codex.Descriptor, []harnesstest.ModelErrorCase{
+	harnesstest.ClassifyModelErrors(t, codex.Descriptor(), []harnesstest.ModelErrorCase{
 		{Name: "401", Reply: modelstub.ErrorReply{Status: 401, Message: "Incorrect API key provided"}, Want: contract.ModelAuth},
 		{Name: "403", Reply: modelstub.ErrorReply{Status: 403, Message: "You are not allowed to use this model"}, Want: contract.ModelAuth},
 		{Name: "404", Reply: modelstub.ErrorReply{Status: 404, Message: "The model `gpt-5.1-codex` does not exist or you do not have access to it."}, Want: contract.ModelNotFound},

@@ -1,6 +1,9 @@
 package nodelib
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+)
 
 // Adapter ids.
 const (
@@ -8,15 +11,15 @@ const (
 	StrandsID    = "nvidia.fabric.strands"
 )
 
-// DeepAgentsDescriptor is deepagents.fabric-adapter.json.
+// deepAgentsDescriptor is deepagents.fabric-adapter.json.
 //
 //go:embed packages/nvidia.fabric.deepagents/deepagents.fabric-adapter.json
-var DeepAgentsDescriptor []byte
+var deepAgentsDescriptor []byte
 
-// StrandsDescriptor is strands.fabric-adapter.json.
+// strandsDescriptor is strands.fabric-adapter.json.
 //
 //go:embed packages/nvidia.fabric.strands/strands.fabric-adapter.json
-var StrandsDescriptor []byte
+var strandsDescriptor []byte
 
 // Descriptor is one embedded descriptor document.
 type Descriptor struct {
@@ -27,7 +30,15 @@ type Descriptor struct {
 // Descriptors returns the package's descriptors, in a fixed order.
 func Descriptors() []Descriptor {
 	return []Descriptor{
-		{Name: "deepagents.fabric-adapter.json", Data: DeepAgentsDescriptor},
-		{Name: "strands.fabric-adapter.json", Data: StrandsDescriptor},
+		{Name: "deepagents.fabric-adapter.json", Data: DeepAgentsDescriptor()},
+		{Name: "strands.fabric-adapter.json", Data: StrandsDescriptor()},
 	}
 }
+
+// DeepAgentsDescriptor returns deepagents.fabric-adapter.json (a copy: the
+// embedded bytes stay unchanged).
+func DeepAgentsDescriptor() []byte { return bytes.Clone(deepAgentsDescriptor) }
+
+// StrandsDescriptor returns strands.fabric-adapter.json (a copy: the
+// embedded bytes stay unchanged).
+func StrandsDescriptor() []byte { return bytes.Clone(strandsDescriptor) }

@@ -30,8 +30,8 @@ type harness struct {
 }
 
 var harnesses = []harness{
-	{name: "deepagents", id: nodelib.DeepAgentsID, descriptor: nodelib.DeepAgentsDescriptor, host: "fabric-deepagents-host", shellTool: "execute"},
-	{name: "strands", id: nodelib.StrandsID, descriptor: nodelib.StrandsDescriptor, host: "fabric-strands-host", shellTool: "bash"},
+	{name: "deepagents", id: nodelib.DeepAgentsID, descriptor: nodelib.DeepAgentsDescriptor(), host: "fabric-deepagents-host", shellTool: "execute"},
+	{name: "strands", id: nodelib.StrandsID, descriptor: nodelib.StrandsDescriptor(), host: "fabric-strands-host", shellTool: "bash"},
 }
 
 // harnessPath returns the directories holding h's host bin and the Node 24

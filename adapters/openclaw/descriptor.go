@@ -1,11 +1,14 @@
 package openclaw
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+)
 
-// Descriptor is the adapter's bundled descriptor (openclaw.fabric-adapter.json).
+// descriptor is the adapter's bundled descriptor (openclaw.fabric-adapter.json).
 //
 //go:embed packages/nvidia.fabric.openclaw/openclaw.fabric-adapter.json
-var Descriptor []byte
+var descriptor []byte
 
 // ID is the adapter id, the same as upstream NeMo Fabric's OpenClaw adapter.
 const ID = "nvidia.fabric.openclaw"
@@ -16,3 +19,7 @@ const adapterName = "openclaw"
 
 // Dashboard is the name of the Control UI interface (S7).
 const Dashboard = "dashboard"
+
+// Descriptor returns the adapter's bundled descriptor document (a copy: the
+// embedded bytes stay unchanged).
+func Descriptor() []byte { return bytes.Clone(descriptor) }

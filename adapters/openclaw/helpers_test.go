@@ -43,7 +43,7 @@ type live struct {
 func newLive(t testing.TB, script *modelstub.Script) *live {
 	t.Helper()
 	r := harnesstest.NewRig(t, adaptertest.Options{Script: script,
-		Descriptors: map[string][]byte{"openclaw.fabric-adapter.json": openclaw.Descriptor}, Path: harnessPath(t),
+		Descriptors: map[string][]byte{"openclaw.fabric-adapter.json": openclaw.Descriptor()}, Path: harnessPath(t),
 		Deadline: 2 * time.Minute, Audit: true})
 	return &live{r, t}
 }

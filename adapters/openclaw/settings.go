@@ -71,7 +71,7 @@ func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 		AgentID   *string    `json:"agent_id"`
 		PortRange *PortRange `json:"port_range"`
 	}
-	is, err := serverharness.DecodeSettings(h, Descriptor, &own)
+	is, err := serverharness.DecodeSettings(h, descriptor, &own)
 	if err != nil {
 		return s, err
 	}

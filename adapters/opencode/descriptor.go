@@ -1,11 +1,14 @@
 package opencode
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+)
 
-// Descriptor is the adapter's bundled descriptor (opencode.fabric-adapter.json).
+// descriptor is the adapter's bundled descriptor (opencode.fabric-adapter.json).
 //
 //go:embed packages/nvidia.fabric.opencode/opencode.fabric-adapter.json
-var Descriptor []byte
+var descriptor []byte
 
 // ID is the adapter id.
 const ID = "nvidia.fabric.opencode"
@@ -19,3 +22,7 @@ const (
 	Web      = "web"
 	Terminal = "terminal"
 )
+
+// Descriptor returns the adapter's bundled descriptor document (a copy: the
+// embedded bytes stay unchanged).
+func Descriptor() []byte { return bytes.Clone(descriptor) }

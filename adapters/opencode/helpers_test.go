@@ -44,7 +44,7 @@ func newLive(t testing.TB, script *modelstub.Script) *live {
 	t.Helper()
 	path := harnessPath(t)
 	r := harnesstest.NewRig(t, adaptertest.Options{Script: script,
-		Descriptors: map[string][]byte{"opencode.fabric-adapter.json": opencode.Descriptor}, Path: path,
+		Descriptors: map[string][]byte{"opencode.fabric-adapter.json": opencode.Descriptor()}, Path: path,
 		Deadline: 2 * time.Minute, Audit: true})
 	return &live{r, t, path}
 }

@@ -58,7 +58,7 @@ func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 		RequestTimeout *float64 `json:"request_timeout_seconds"`
 		Snapshots      *bool    `json:"snapshots"`
 	}
-	is, err := serverharness.DecodeSettings(h, Descriptor, &own)
+	is, err := serverharness.DecodeSettings(h, descriptor, &own)
 	if err != nil {
 		return s, err
 	}

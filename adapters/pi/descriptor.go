@@ -1,11 +1,18 @@
 package pi
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+)
 
-// Descriptor is the adapter's bundled descriptor (pi.fabric-adapter.json).
+// descriptor is the adapter's bundled descriptor (pi.fabric-adapter.json).
 //
 //go:embed packages/nvidia.fabric.pi-rpc/pi.fabric-adapter.json
-var Descriptor []byte
+var descriptor []byte
 
 // ID is the adapter id. Upstream's SDK-based host owns nvidia.fabric.pi.
 const ID = "nvidia.fabric.pi-rpc"
+
+// Descriptor returns the adapter's bundled descriptor document (a copy: the
+// embedded bytes stay unchanged).
+func Descriptor() []byte { return bytes.Clone(descriptor) }

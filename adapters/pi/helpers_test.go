@@ -48,7 +48,7 @@ func newLive(t testing.TB, script *modelstub.Script) *live {
 	t.Helper()
 	ambient := harnesstest.AmbientKey()
 	r := harnesstest.NewRig(t, adaptertest.Options{Script: script, KeyEnv: keyEnv, Key: testKey,
-		Descriptors: map[string][]byte{"pi.fabric-adapter.json": pi.Descriptor}, Path: harnessPath(t),
+		Descriptors: map[string][]byte{"pi.fabric-adapter.json": pi.Descriptor()}, Path: harnessPath(t),
 		Env: []string{"OPENAI_API_KEY=" + ambient}})
 	return &live{r, t, ambient}
 }

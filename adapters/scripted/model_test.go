@@ -240,7 +240,7 @@ func isModelCode(code string) bool {
 
 func scriptedDescriptor(t *testing.T) *contract.AdapterDescriptor {
 	t.Helper()
-	entry, err := catalog.LoadDescriptor(scripted.Descriptor, "scripted.fabric-adapter.json")
+	entry, err := catalog.LoadDescriptor(scripted.Descriptor(), "scripted.fabric-adapter.json")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -366,10 +366,10 @@ func TestMalformedOutput(t *testing.T) {
 
 func TestDescriptorsInSync(t *testing.T) {
 	var v2, v1 map[string]any
-	if err := json.Unmarshal(scripted.Descriptor, &v2); err != nil {
+	if err := json.Unmarshal(scripted.Descriptor(), &v2); err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(scripted.DescriptorV1, &v1); err != nil {
+	if err := json.Unmarshal(scripted.DescriptorV1(), &v1); err != nil {
 		t.Fatal(err)
 	}
 	if v2["adapter_id"] != scripted.ID || v1["adapter_id"] != scripted.IDv1 {
