@@ -5,7 +5,6 @@ package opencode_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -22,42 +21,17 @@ import (
 // page shows the runtime's conversation. It returns the screenshot's path.
 func openWebUI(t *testing.T, chromium string, port int, password, dir, sessionID string) string {
 	t.Helper()
-	logPath := filepath.Join(t.TempDir(), "chromium.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	b, err := browsertest.Start(ctx, browsertest.Options{Path: chromium, Log: logf})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	shot := filepath.Join(t.TempDir(), "opencode-web.png")
-	fail := func(format string, args ...any) {
-		t.Helper()
-		if err := b.Screenshot(10*time.Second, shot); err == nil {
-			browsertest.KeepArtifact(t, shot, "opencode-web-failure.png")
-		}
-		text, _ := browsertest.Eval[string](b, 5*time.Second, "document.body ? document.body.innerText.slice(0, 2000) : ''")
-		t.Fatalf(format+"\npage text:\n%s", append(args, text)...)
-	}
+	b := browsertest.Session(t, chromium, "opencode-web")
 	// The credential in the URL: Chromium answers the Basic challenge
 	// with it and keeps it for the page's own requests.
 	url := fmt.Sprintf("http://%s:%s@127.0.0.1:%d%s", webUser, password, port, webSessionPath(dir, sessionID))
 	if err := b.Do(30*time.Second, chromedp.Navigate(url)); err != nil {
-		fail("open the web UI: %v", err)
+		b.Fail("open the web UI: %v", err)
 	}
 	if err := b.WaitFor(90*time.Second, `document.body.innerText.includes('FIRST_QUESTION') && document.body.innerText.includes('SECOND_ANSWER_5510')`); err != nil {
-		fail("the web UI does not show the runtime's conversation: %v", err)
+		b.Fail("the web UI does not show the runtime's conversation: %v", err)
 	}
-	time.Sleep(500 * time.Millisecond) // let the page settle for the picture
-	if err := b.Screenshot(20*time.Second, shot); err != nil {
-		t.Fatal(err)
-	}
-	return shot
+	return b.Picture()
 }
 
 // attachInTmux runs the terminal launcher in a detached tmux session of
