@@ -4,9 +4,7 @@ package proc
 
 import (
 	"os"
-	"os/exec"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -15,110 +13,80 @@ import (
 	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
-// The variables by which SubreaperCommand tells the re-executed program to
-// run as a subreaper. Neither reaches the wrapped command.
-const (
-	// envSubreaper set to "1" makes RunSubreaper run this process as a
-	// subreaper of the command named by its arguments.
-	envSubreaper = "FABRIC_SUBREAPER"
-	// envSubreaperMarker carries SubreaperCommand's marker.
-	envSubreaperMarker = "FABRIC_SUBREAPER_MARKER"
-)
+// OrphanGrace bounds how long RunAsSubreaper lets serve wind down after this
+// process's parent died, before it kills its tree and exits.
+const OrphanGrace = 2 * time.Second
 
-// SubreaperCommand wraps bin and args in a subreaper: this program
-// re-executed with FABRIC_SUBREAPER=1, which must call RunSubreaper first
-// thing in main. The subreaper is a small process between the caller and
-// the command that is told when the caller dies (PR_SET_PDEATHSIG) and is
-// the subreaper (PR_SET_CHILD_SUBREAPER) of everything the command starts,
-// so that a killed caller leaves no command, worker or grandchild behind:
-// Pdeathsig alone covers only a direct child, and launchers (Node wrappers,
-// relaunched workers, native binaries behind a script) put the real process
-// further down. Start the returned command with Start, in its own process
-// group: when the command exits or the subreaper is told to stop, it kills
-// its group and everything reparented to it.
+// RunAsSubreaper runs serve with this process made the subreaper
+// (PR_SET_CHILD_SUBREAPER) of everything it starts, then kills what is
+// left of its tree (KillDescendants) and returns serve's exit code. A host
+// binary calls it around its whole life; bundled.ServeHost does.
 //
-// marker, when set, is a whole "NAME=value" entry of the command's
-// environment unique to its tree (as Spec.EnvMarker): the subreaper also
-// kills the processes carrying it that escaped both the group and the
-// reparenting. It returns the path, arguments and extra environment
-// entries to start; when this program's path cannot be found it returns
-// bin and args unwrapped and no entries.
-func SubreaperCommand(bin string, args []string, marker string) (path string, argv, env []string) {
-	self, err := os.Executable()
-	if err != nil {
-		return bin, args, nil
-	}
-	env = []string{envSubreaper + "=1"}
-	if marker != "" {
-		env = append(env, envSubreaperMarker+"="+marker)
-	}
-	return self, append([]string{bin}, args...), env
-}
-
-// RunSubreaper runs this process as the subreaper SubreaperCommand
-// re-executed it for, if it is one, and reports whether it did and the
-// exit code to exit with (the command's, or 143 when told to stop).
-// Programs that start commands through SubreaperCommand call it first thing
-// in main; bundled.ServeHost does.
-func RunSubreaper() (ran bool, exitCode int) {
-	if os.Getenv(envSubreaper) != "1" || len(os.Args) < 2 {
-		return false, 0
-	}
-	return true, subreap(os.Args[1], os.Args[2:], os.Getenv(envSubreaperMarker))
-}
-
-func subreap(bin string, args []string, marker string) int {
-	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGTERM), 0, 0, 0)
-	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+// As a subreaper, this process adopts every descendant whose parent dies
+// (a launcher that exits, a double fork, a worker a cancelled turn left):
+// they stay in its tree instead of going to init, so that the kill at the
+// end reaches them even when they left the process group and cleared
+// their environment. Adopted processes that exit are not reaped before
+// the end (reaping an unknown pid would race os/exec's own waits): they
+// stay zombies, which hold no memory, until the end or this process's
+// exit.
+//
+// It also asks to be sent SIGTERM when its parent dies (PR_SET_PDEATHSIG,
+// replacing proc.Start's SIGKILL): serve sees the SIGTERM as a stop, and
+// if it has not returned OrphanGrace later, the tree is killed and the
+// process exits with code 143. A parent that is SIGKILLed is a
+// different case: this process dies with it (when it is in the parent's
+// group) or is told as above, but if this process itself is SIGKILLed its
+// tree is left to its own parent, which is why the core sweeps a dead
+// host's tree by its environment marker (internal/host).
+//
+// When the parent died before the signal was armed, serve is not run and
+// the exit code is 1.
+func RunAsSubreaper(serve func() int) int {
 	parent := os.Getppid()
-	if parent == 1 { // the caller died before the signal was armed
+	_ = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	_ = unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGTERM), 0, 0, 0)
+	if os.Getppid() != parent { // the parent died before the signal was armed
 		return 1
 	}
-	env := make([]string, 0, len(os.Environ()))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, envSubreaper+"=") && !strings.HasPrefix(kv, envSubreaperMarker+"=") {
-			env = append(env, kv)
-		}
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr, cmd.Env = os.Stdin, os.Stdout, os.Stderr, env
-	if err := cmd.Start(); err != nil {
-		os.Stderr.WriteString("fabric subreaper: " + err.Error() + "\n")
-		return 127
-	}
-	done := make(chan int, 1)
+	// Each reparenting of this process sends the signal again: when the
+	// thread that forked it exits before the rest of its parent process,
+	// it is first reparented within that process (getppid unchanged), and
+	// told again when it is reparented out of it.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	served := make(chan struct{})
+	defer close(served)
 	go func() {
-		_ = cmd.Wait()
-		done <- cmd.ProcessState.ExitCode()
-	}()
-	code := 0
-	select {
-	case code = <-done:
-	case <-sigs:
-		code = 143
-		if os.Getppid() == parent { // a stop: give the command a moment
-			_ = cmd.Process.Signal(syscall.SIGTERM)
+		for {
 			select {
-			case <-done:
-			case <-time.After(200 * time.Millisecond):
+			case <-served:
+				return
+			case <-sigs:
+			}
+			if os.Getppid() != parent { // orphaned; otherwise a stop, serve's to handle
+				time.AfterFunc(OrphanGrace, func() {
+					KillDescendants()
+					os.Exit(143)
+				})
+				return
 			}
 		}
-	}
-	killDescendants()
-	// Whatever carries the marker and escaped the group and the subreaper
-	// (setsid, a double fork before the reparenting).
-	if marker != "" {
-		KillByEnv(marker, 500*time.Millisecond)
-	}
+	}()
+	code := serve()
+	KillDescendants()
 	return code
 }
 
-// killDescendants SIGKILLs every process in this process group and every
-// child reparented to this subreaper, and reaps those children, until none
-// is left (bounded).
-func killDescendants() {
+// KillDescendants SIGKILLs every process in this process group and every
+// child of this process (those it started and those reparented to it as
+// a subreaper), and reaps those children, until none is left (bounded by
+// half a second). A child's own children are reparented to this process
+// when it dies, if it is a subreaper, and are killed in the next round.
+// It is for the end of a process's life: it reaps children that os/exec
+// may be waiting for.
+func KillDescendants() {
 	self := os.Getpid()
 	pgid := syscall.Getpgrp()
 	for range 50 {

@@ -7,22 +7,42 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
-// subreaped starts script under a subreaper (this test binary re-executed,
-// see TestMain) and returns the process and its stdout lines.
-func subreaped(t *testing.T, script, marker string) (*Process, func() string) {
+// subreaper starts this test binary as the "subreaper" helper (see
+// runHelper): RunAsSubreaper around serveScript in mode, running script.
+// It returns the process, a reader of its stdout lines (the first is the
+// helper's pid) and a function that closes the script's stdin.
+func subreaper(t *testing.T, mode, script string) (*Process, func() int, func()) {
 	t.Helper()
-	path, argv, env := SubreaperCommand("sh", []string{"-c", script}, marker)
-	if exe, _ := os.Executable(); path != exe || argv[0] != "sh" {
-		t.Fatalf("SubreaperCommand = %q %q, want this binary wrapping sh", path, argv)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
 	}
 	w, started, lines := pipeStdout(t)
-	p := start(t, Spec{Path: path, Args: argv, Env: append(os.Environ(), env...), Stdout: w, Stderr: os.Stderr})
+	in, release, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { release.Close() })
+	p := start(t, Spec{Path: exe, Args: []string{"-test.run=^$", script},
+		Env:   append(os.Environ(), helperEnv+"=subreaper", serveModeEnv+"="+mode),
+		Stdin: in, Stdout: w, Stderr: os.Stderr})
 	started()
-	return p, func() string { return readLine(t, lines) }
+	in.Close()
+	return p, func() int { return atoi(t, readLine(t, lines)) }, func() { release.Close() }
+}
+
+func atoi(t *testing.T, s string) int {
+	t.Helper()
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // goneOrZombie reports whether pid has exited (and the subreaper or init reaped it,
@@ -32,39 +52,45 @@ func goneOrZombie(pid int) bool {
 	return err != nil || !st.Live()
 }
 
-func TestSubreaperPassesExitCodeAndHidesItsVariables(t *testing.T) {
-	p, line := subreaped(t, `echo "[$FABRIC_SUBREAPER$FABRIC_SUBREAPER_MARKER]"; exit 3`, "MARK=x")
-	if got := line(); got != "[]" {
-		t.Errorf("the command saw %q, want no subreaper variables", got)
+func ppid(pid int) int {
+	st, err := procfs.Default.Stat(pid)
+	if err != nil {
+		return 0
 	}
+	return st.PPID
+}
+
+func TestSubreaperPassesExitCode(t *testing.T) {
+	p, _, _ := subreaper(t, "wait", "exit 3")
 	if info := waitDone(t, p); info.Code != 3 {
 		t.Errorf("exit %+v, want code 3", info)
 	}
 }
 
-// A command that exits leaves orphans behind: they were reparented to the
-// subreaper, which kills them before it exits.
+// A double-forked process, and one that also left the session, are
+// reparented to the subreaper while it serves (not to init), and killed
+// when serve returns.
 func TestSubreaperKillsOrphans(t *testing.T) {
-	p, line := subreaped(t, `sleep 60 & echo $!; setsid sleep 60 & echo $!`, "")
-	orphans := []string{line(), line()}
+	p, line, release := subreaper(t, "wait", `(sleep 60 & echo $!) ; (setsid sleep 60 & echo $!); read x`)
+	self := line()
+	orphans := []int{line(), line()}
+	for _, pid := range orphans {
+		eventually(t, fmt.Sprintf("orphan %d to be adopted by the subreaper %d", pid, self), func() bool { return ppid(pid) == self })
+	}
+	release() // the script's read returns, the script exits, serve returns
 	waitDone(t, p)
-	for _, s := range orphans {
-		pid, err := strconv.Atoi(s)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, pid := range orphans {
 		eventually(t, fmt.Sprintf("orphan %d to be killed", pid), func() bool { return goneOrZombie(pid) })
 	}
 }
 
-// SIGTERM to the subreaper (a stop) reaches the command, and what ignores it
-// is killed after a moment; the exit code says it was terminated.
+// A stop (SIGTERM from the caller, which is alive) is serve's to handle;
+// what serve leaves running when it returns, including what ignores
+// SIGTERM and what left the session, is killed.
 func TestSubreaperStop(t *testing.T) {
-	p, line := subreaped(t, `trap "" TERM; sleep 60 & echo $!; wait`, "")
-	child, err := strconv.Atoi(line())
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, line, _ := subreaper(t, "term", `trap "" TERM; setsid sleep 60 & echo $!; wait`)
+	line() // the helper's pid
+	child := line()
 	if err := syscall.Kill(p.Pid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -74,21 +100,24 @@ func TestSubreaperStop(t *testing.T) {
 	eventually(t, fmt.Sprintf("pid %d to be killed", child), func() bool { return goneOrZombie(child) })
 }
 
-// When the caller dies without stopping it, the subreaper is told
-// (Pdeathsig) and takes down the command and everything it started.
+// When the caller dies without stopping it and serve does not return,
+// the subreaper is told (Pdeathsig SIGTERM) and, OrphanGrace later, takes
+// down everything it started and exits.
 func TestSubreaperOutlivesNoCaller(t *testing.T) {
-	host, release, lines := startSupervisorHelper(t, "subreaper-host", "sh -c 'sleep 60 & echo $!; wait' & echo $!; wait")
+	caller, release, lines := startSupervisorHelper(t, "subreaper-caller", "sh -c 'setsid sleep 60 & echo $!; wait' & echo $!; wait")
 	var pids []int
-	for range 3 { // the subreaper, the command's child shell and its sleep, in any order
-		pid, err := strconv.Atoi(strings.TrimSpace(readLine(t, lines)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		pids = append(pids, pid)
+	for range 4 { // the subreaper (twice: as the caller's child and as itself), the shells' children
+		pids = append(pids, atoi(t, readLine(t, lines)))
 	}
-	release() // the host exits without stopping the subreaper
-	waitDone(t, host)
+	release() // the caller exits without stopping the subreaper
+	waitDone(t, caller)
+	deadline := time.Now().Add(OrphanGrace + waitLimit)
 	for _, pid := range pids {
-		eventually(t, fmt.Sprintf("pid %d to die with the host", pid), func() bool { return goneOrZombie(pid) })
+		for !goneOrZombie(pid) {
+			if time.Now().After(deadline) {
+				t.Fatalf("pid %d outlived its caller", pid)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }

@@ -2,12 +2,9 @@
 
 package proc
 
-// SubreaperCommand is Linux-only (it relies on PR_SET_PDEATHSIG and
-// subreapers); elsewhere it returns bin and args unwrapped and the command
-// runs directly under the caller.
-func SubreaperCommand(bin string, args []string, marker string) (path string, argv, env []string) {
-	return bin, args, nil
-}
+// RunAsSubreaper is Linux-only (it relies on PR_SET_CHILD_SUBREAPER and
+// PR_SET_PDEATHSIG); elsewhere it runs serve and returns its code.
+func RunAsSubreaper(serve func() int) int { return serve() }
 
-// RunSubreaper is Linux-only; elsewhere it never runs one.
-func RunSubreaper() (ran bool, exitCode int) { return false, 0 }
+// KillDescendants is Linux-only; elsewhere it does nothing.
+func KillDescendants() {}

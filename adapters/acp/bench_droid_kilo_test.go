@@ -61,7 +61,7 @@ func BenchmarkLiveDroidKilo(b *testing.B) {
 				}
 				d.stop()
 
-				// Idle: the runtime's whole tree (supervisor, agent and
+				// Idle: the runtime's whole tree (the agent and
 				// its children) and the host, after the turns settled.
 				var tree, host []int
 				for _, pid := range agentPids(l.StateDir) {
@@ -109,8 +109,7 @@ func cmdline(pid int) string {
 // re-executed with the host protocol's channel).
 func isHost(pid int) bool {
 	_, ok := procEnv(pid, "FABRIC_BUNDLED_ADAPTER")
-	_, sup := procEnv(pid, "FABRIC_SUBREAPER")
-	return ok && !sup
+	return ok
 }
 
 // agentSpec is how a Fabric runtime started its agent.
@@ -121,8 +120,8 @@ type agentSpec struct {
 }
 
 // agentProcess reads the argv and environment of the runtime's agent (the
-// supervisor's child: the process whose executable is not the test binary
-// and whose parent is the supervisor).
+// host's child: the process whose executable is not the test binary and
+// whose parent is the host).
 func agentProcess(b testing.TB, marker, bin string) agentSpec {
 	b.Helper()
 	self, _ := os.Executable()
@@ -132,7 +131,7 @@ func agentProcess(b testing.TB, marker, bin string) agentSpec {
 			continue
 		}
 		ppid, _, _, _ := testproc.Stat(pid)
-		if _, sup := procEnv(ppid, "FABRIC_SUBREAPER"); !sup {
+		if !isHost(ppid) {
 			continue
 		}
 		raw, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")

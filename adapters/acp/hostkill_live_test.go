@@ -16,9 +16,9 @@ import (
 )
 
 // TestLiveHostKilled: when the adapter host's process group is SIGKILLed
-// in the middle of a turn, nothing of the agent survives (its supervisor
-// is told of the host's death and kills the agent, its workers and
-// anything reparented to it).
+// in the middle of a turn, nothing of the agent survives: the agent dies
+// with the host (Pdeathsig), and the core, told of the host's exit, kills
+// what carries the runtime's FABRIC_HOME (internal/host).
 func TestLiveHostKilled(t *testing.T) {
 	livetest.Short(t, "the real ACP agents from harnesses/acp (Gemini CLI, Qwen Code, codex-acp, claude-agent-acp) and Node 24")
 	for _, pc := range cases {

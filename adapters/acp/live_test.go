@@ -117,7 +117,7 @@ func cancelTurn(t testing.TB, cancel context.CancelFunc, done <-chan *contract.R
 }
 
 // agentPids are the live processes whose environment or command line
-// mentions marker (the test's state directory: the host, the supervisor,
+// mentions marker (the test's state directory: the host,
 // the agent and everything it started carry it).
 func agentPids(marker string) []int {
 	var out []int

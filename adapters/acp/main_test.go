@@ -10,5 +10,5 @@ import (
 )
 
 // TestMain lets this test binary be the adapter host of any bundled
-// adapter, and the supervisor the ACP adapter re-executes it for.
+// adapter.
 func TestMain(m *testing.M) { adaptertest.Main(m, bundled.ServeHost) }

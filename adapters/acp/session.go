@@ -279,10 +279,12 @@ func (s *session) launch(ctx context.Context, bin string, args []string, extra m
 		inW.Close()
 		return err
 	}
-	path, args, supEnv := proc.SubreaperCommand(bin, args, envRuntimeHome+"="+s.dirs.Home)
+	// The host is the subreaper of the agent's tree (bundled.ServeHost):
+	// what leaves the agent's group is adopted by the host and killed when
+	// it exits; Stop kills what carries envRuntimeHome.
 	p, err := proc.Start(ctx, proc.Spec{
-		Path: path, Args: args, Dir: s.workspace,
-		Env:   append(agentEnv(os.Environ(), s.dirs.Home, s.dirs.Tmp, extra, dropEnv), supEnv...),
+		Path: bin, Args: args, Dir: s.workspace,
+		Env:   agentEnv(os.Environ(), s.dirs.Home, s.dirs.Tmp, extra, dropEnv),
 		Stdin: inR, Stdout: outW, Stderr: os.Stderr,
 		Grace: killGrace,
 	})

@@ -109,21 +109,19 @@ func (Set) Descriptors() iter.Seq2[string, []byte] {
 const EnvAdapter = adapterkit.EnvBundledAdapter
 
 // ServeHost runs this process as the host of a bundled adapter when
-// Fabric re-executed it for that purpose (or as the subreaper an adapter
-// wrapped its harness in, proc.SubreaperCommand), and reports whether it
-// did. Call it first thing in
-// main of a program that is the host binary of its own runtimes:
+// Fabric re-executed it for that purpose, and reports whether it did. The
+// host is the subreaper of everything its adapter starts
+// (proc.RunAsSubreaper): what the harness orphans is adopted by the host
+// and killed when it exits. Call it first thing in main of a program that
+// is the host binary of its own runtimes:
 //
 //	if served, code := bundled.ServeHost(); served {
 //		os.Exit(code)
 //	}
 func ServeHost() (served bool, exitCode int) {
-	if served, code := proc.RunSubreaper(); served {
-		return true, code
-	}
 	name := os.Getenv(EnvAdapter)
 	if name == "" {
 		return false, 0
 	}
-	return true, Serve(context.Background(), name)
+	return true, proc.RunAsSubreaper(func() int { return Serve(context.Background(), name) })
 }

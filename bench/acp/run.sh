@@ -8,7 +8,7 @@
 # Knobs: TURNS, STARTS, CYCLES (default 100), IDLE (e.g. 5s).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-h=$PWD/harnesses
+h=${HARNESSES:-$PWD/harnesses} # HARNESSES: an installed harnesses/ elsewhere (a worktree has none)
 mkdir -p bin
 CGO_ENABLED=0 go build -o bin/fabric-host ./cmd/fabric-host
 sa="$h/acp/node_modules/@sandbox-agent/cli-linux-x64/bin/sandbox-agent"

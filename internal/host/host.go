@@ -317,8 +317,14 @@ func adapterError(op string, info hostproto.ErrorData) *Error {
 	return &Error{Op: op, Stage: stage, Code: info.Code, Message: info.Message, Retryable: info.Retryable, Adapter: true, Metadata: info.Metadata}
 }
 
-// setProc records the host process and ties h.exited to its exit.
+// setProc records the host process and ties h.exited to its exit. Once
+// the host has exited, its group and what carries its marker (Spec.Home,
+// see Launch) are swept at once rather than at Terminate: a host that was
+// SIGKILLed cannot kill what it started (the agents and workers an ACP
+// host adopted as their subreaper), and the core is what is left to. The
+// sweep is p.Stop, which Terminate then finds done.
 func (h *Host) setProc(p *proc.Process) {
 	h.proc = p
 	h.exited = p.Exited()
+	context.AfterFunc(h.exited, func() { _ = p.Stop(context.Background()) })
 }
