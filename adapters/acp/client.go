@@ -38,7 +38,7 @@ func (t *turn) result(status string, e *contract.AgentRunError, u *sdk.Usage) co
 		in, outT := uint64(u.InputTokens), uint64(u.OutputTokens)
 		tot := uint64(u.TotalTokens)
 		r.Usage = &contract.RunUsage{InputTokens: &in, OutputTokens: &outT, TotalTokens: &tot}
-		t.events.Emit(adapterkit.Event{Kind: EventUsage, Metadata: map[string]any{
+		t.events.Emit(adapterkit.Event{Kind: eventUsage, Metadata: map[string]any{
 			"input_tokens": in, "output_tokens": outT, "total_tokens": tot,
 		}})
 	}
@@ -100,10 +100,10 @@ func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 		t.mu.Lock()
 		t.text.WriteString(d)
 		t.mu.Unlock()
-		t.events.Emit(adapterkit.Event{Kind: EventOutputDelta, Message: d})
+		t.events.Emit(adapterkit.Event{Kind: eventOutputDelta, Message: d})
 	case u.AgentThoughtChunk != nil:
 		if d := text(u.AgentThoughtChunk.Content); d != "" {
-			t.events.Emit(adapterkit.Event{Kind: EventReasoningDelta, Message: d})
+			t.events.Emit(adapterkit.Event{Kind: eventReasoningDelta, Message: d})
 		}
 	case u.ToolCall != nil:
 		tc := u.ToolCall
@@ -114,9 +114,9 @@ func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 		if in := raw(tc.RawInput); in != nil {
 			md["input"] = in
 		}
-		t.events.Emit(adapterkit.Event{Kind: EventToolCall, Message: tc.Title, Metadata: md})
+		t.events.Emit(adapterkit.Event{Kind: eventToolCall, Message: tc.Title, Metadata: md})
 		if tc.Status == sdk.ToolCallStatusCompleted || tc.Status == sdk.ToolCallStatusFailed {
-			t.events.Emit(adapterkit.Event{Kind: EventToolResult, Message: toolContentText(tc.Content), Metadata: map[string]any{
+			t.events.Emit(adapterkit.Event{Kind: eventToolResult, Message: toolContentText(tc.Content), Metadata: map[string]any{
 				"tool_call_id": string(tc.ToolCallId), "status": string(tc.Status)}})
 		}
 	case u.ToolCallUpdate != nil:
@@ -150,11 +150,11 @@ func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 			if in := raw(tu.RawInput); in != nil {
 				cm["input"] = in
 			}
-			t.events.Emit(adapterkit.Event{Kind: EventToolCall, Message: title, Metadata: cm})
+			t.events.Emit(adapterkit.Event{Kind: eventToolCall, Message: title, Metadata: cm})
 		}
-		kind := EventToolCall
+		kind := eventToolCall
 		if status == string(sdk.ToolCallStatusCompleted) || status == string(sdk.ToolCallStatusFailed) {
-			kind = EventToolResult
+			kind = eventToolResult
 		}
 		t.events.Emit(adapterkit.Event{Kind: kind, Message: msg, Metadata: md})
 	case u.Plan != nil:
@@ -162,9 +162,9 @@ func (c *client) SessionUpdate(ctx context.Context, n sdk.SessionNotification) e
 		for _, e := range u.Plan.Entries {
 			entries = append(entries, map[string]any{"content": e.Content, "status": string(e.Status), "priority": string(e.Priority)})
 		}
-		t.events.Emit(adapterkit.Event{Kind: EventPlan, Metadata: map[string]any{"entries": entries}})
+		t.events.Emit(adapterkit.Event{Kind: eventPlan, Metadata: map[string]any{"entries": entries}})
 	case u.UsageUpdate != nil:
-		t.events.Emit(adapterkit.Event{Kind: EventUsage, Metadata: map[string]any{"usage": raw(u.UsageUpdate)}})
+		t.events.Emit(adapterkit.Event{Kind: eventUsage, Metadata: map[string]any{"usage": raw(u.UsageUpdate)}})
 	}
 	return nil
 }

@@ -1,27 +1,30 @@
 package acp
 
-import _ "embed"
+import (
+	"bytes"
+	_ "embed"
+)
 
 // Descriptors embedded in the adapter: the generic one (a user's own
 // descriptor replaces it, with runner.env.FABRIC_ACP_PROFILE holding a JSON
 // profile) and the bundled profiles.
 var (
 	//go:embed packages/nvidia.fabric.acp/acp.fabric-adapter.json
-	DescriptorGeneric []byte
+	descriptorGeneric []byte
 	//go:embed packages/nvidia.fabric.acp.gemini/gemini.fabric-adapter.json
-	DescriptorGemini []byte
+	descriptorGemini []byte
 	//go:embed packages/nvidia.fabric.acp.qwen/qwen.fabric-adapter.json
-	DescriptorQwen []byte
+	descriptorQwen []byte
 	//go:embed packages/nvidia.fabric.acp.codex-acp/codex-acp.fabric-adapter.json
-	DescriptorCodexACP []byte
+	descriptorCodexACP []byte
 	//go:embed packages/nvidia.fabric.acp.claude-agent-acp/claude-agent-acp.fabric-adapter.json
-	DescriptorClaude []byte
+	descriptorClaude []byte
 	//go:embed packages/nvidia.fabric.acp.openclaw/openclaw.fabric-adapter.json
-	DescriptorOpenClaw []byte
+	descriptorOpenClaw []byte
 	//go:embed packages/nvidia.fabric.acp.droid/droid.fabric-adapter.json
-	DescriptorDroid []byte
+	descriptorDroid []byte
 	//go:embed packages/nvidia.fabric.acp.kilo/kilo.fabric-adapter.json
-	DescriptorKilo []byte
+	descriptorKilo []byte
 )
 
 // Named is one embedded descriptor and its file name.
@@ -30,16 +33,17 @@ type Named struct {
 	Data []byte
 }
 
-// Descriptors returns the embedded descriptors, in a fixed order.
+// Descriptors returns the embedded descriptors, in a fixed order (copies:
+// the embedded bytes stay unchanged).
 func Descriptors() []Named {
 	return []Named{
-		{"acp.fabric-adapter.json", DescriptorGeneric},
-		{"acp-gemini.fabric-adapter.json", DescriptorGemini},
-		{"acp-qwen.fabric-adapter.json", DescriptorQwen},
-		{"acp-codex-acp.fabric-adapter.json", DescriptorCodexACP},
-		{"acp-claude-agent-acp.fabric-adapter.json", DescriptorClaude},
-		{"acp-openclaw.fabric-adapter.json", DescriptorOpenClaw},
-		{"acp-droid.fabric-adapter.json", DescriptorDroid},
-		{"acp-kilo.fabric-adapter.json", DescriptorKilo},
+		{"acp.fabric-adapter.json", bytes.Clone(descriptorGeneric)},
+		{"acp-gemini.fabric-adapter.json", bytes.Clone(descriptorGemini)},
+		{"acp-qwen.fabric-adapter.json", bytes.Clone(descriptorQwen)},
+		{"acp-codex-acp.fabric-adapter.json", bytes.Clone(descriptorCodexACP)},
+		{"acp-claude-agent-acp.fabric-adapter.json", bytes.Clone(descriptorClaude)},
+		{"acp-openclaw.fabric-adapter.json", bytes.Clone(descriptorOpenClaw)},
+		{"acp-droid.fabric-adapter.json", bytes.Clone(descriptorDroid)},
+		{"acp-kilo.fabric-adapter.json", bytes.Clone(descriptorKilo)},
 	}
 }

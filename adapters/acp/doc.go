@@ -1,7 +1,7 @@
 // Package acp is the generic Agent Client Protocol adapter: any ACP agent
 // command becomes a Fabric runtime (initialize, one session/new per
 // runtime, session/prompt per invoke, session/cancel on cancel,
-// session/update mapped to Fabric events). Bundled profiles translate
+// session/update mapped to Fabric events). bundledProfile profiles translate
 // FabricConfig into each agent's own env and config files (Gemini CLI, Qwen
 // Code, codex-acp, claude-agent-acp, Factory Droid, Kilo Code, and
 // OpenClaw's ACP bridge to a running Gateway); any other ACP agent needs

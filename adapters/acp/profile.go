@@ -14,9 +14,9 @@ import (
 	"github.com/fabric-runtime/fabric/internal/lazy"
 )
 
-// EnvProfile names the profile the host runs: a bundled profile name, or a
+// envProfile names the profile the host runs: a bundled profile name, or a
 // JSON Profile for any other ACP agent. Descriptors set it in runner.env.
-const EnvProfile = "FABRIC_ACP_PROFILE"
+const envProfile = "FABRIC_ACP_PROFILE"
 
 // Profile says how to start one ACP agent and translate FabricConfig for
 // it. String values may hold the placeholders {base_url}, {api_key_env},
@@ -74,7 +74,7 @@ type SettingSpec struct {
 	LoopbackSchemes []string `json:"loopback_schemes,omitempty"`
 }
 
-// Bundled profile names.
+// bundledProfile profile names.
 const (
 	ProfileGemini   = "gemini"
 	ProfileQwen     = "qwen"
@@ -108,8 +108,8 @@ var quietSettings = `{"security":{"auth":{"selectedType":"%s"},"folderTrust":{"e
 	`"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},` +
 	`"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}`
 
-// Bundled returns the bundled profile with the given name.
-func Bundled(name string) (Profile, bool) {
+// bundledProfile returns the bundled profile with the given name.
+func bundledProfile(name string) (Profile, bool) {
 	switch name {
 	case ProfileGemini:
 		return Profile{
@@ -230,17 +230,17 @@ func Bundled(name string) (Profile, bool) {
 	return Profile{}, false
 }
 
-// LoadProfile reads the profile named by $FABRIC_ACP_PROFILE: a bundled
+// loadProfile reads the profile named by $FABRIC_ACP_PROFILE: a bundled
 // name, or a JSON object (unknown keys are an error).
-func LoadProfile(getenv func(string) string) (Profile, error) {
-	v := strings.TrimSpace(getenv(EnvProfile))
+func loadProfile(getenv func(string) string) (Profile, error) {
+	v := strings.TrimSpace(getenv(envProfile))
 	if v == "" {
-		return Profile{}, fmt.Errorf("%s is not set: the descriptor's runner.env must name a bundled profile or hold a JSON profile", EnvProfile)
+		return Profile{}, fmt.Errorf("%s is not set: the descriptor's runner.env must name a bundled profile or hold a JSON profile", envProfile)
 	}
 	if !strings.HasPrefix(v, "{") {
-		p, ok := Bundled(v)
+		p, ok := bundledProfile(v)
 		if !ok {
-			return Profile{}, fmt.Errorf("%s=%s: no such bundled profile", EnvProfile, v)
+			return Profile{}, fmt.Errorf("%s=%s: no such bundled profile", envProfile, v)
 		}
 		return p, nil
 	}
@@ -248,16 +248,16 @@ func LoadProfile(getenv func(string) string) (Profile, error) {
 	dec := json.NewDecoder(strings.NewReader(v))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&p); err != nil {
-		return Profile{}, fmt.Errorf("%s: %w", EnvProfile, err)
+		return Profile{}, fmt.Errorf("%s: %w", envProfile, err)
 	}
 	if p.Command == "" {
-		return Profile{}, fmt.Errorf("%s: command is required", EnvProfile)
+		return Profile{}, fmt.Errorf("%s: command is required", envProfile)
 	}
 	if p.Name == "" {
 		p.Name = p.Command
 	}
 	if err := p.check(); err != nil {
-		return Profile{}, fmt.Errorf("%s: %w", EnvProfile, err)
+		return Profile{}, fmt.Errorf("%s: %w", envProfile, err)
 	}
 	return p, nil
 }

@@ -39,12 +39,12 @@ const (
 
 // Event kinds.
 const (
-	EventOutputDelta    = "output_delta"
-	EventReasoningDelta = "reasoning_delta"
-	EventToolCall       = "tool_call"
-	EventToolResult     = "tool_result"
-	EventPlan           = "plan"
-	EventUsage          = "usage"
+	eventOutputDelta    = "output_delta"
+	eventReasoningDelta = "reasoning_delta"
+	eventToolCall       = "tool_call"
+	eventToolResult     = "tool_result"
+	eventPlan           = "plan"
+	eventUsage          = "usage"
 )
 
 // Permission policies.
@@ -112,7 +112,7 @@ func parseSettings(h *contract.AgentHarnessConfig, prof Profile) (Settings, map[
 }
 
 func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.Session, error) {
-	prof, err := LoadProfile(os.Getenv)
+	prof, err := loadProfile(os.Getenv)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeInvalidConfig, err)
 	}
@@ -261,7 +261,7 @@ func agentEnv(base []string, home, tmp string, extra map[string]string, dropEnv 
 	for _, k := range keys {
 		set = append(set, k+"="+extra[k])
 	}
-	return adapterkit.ChildEnv(base, append([]string{EnvProfile}, dropEnv...), set...)
+	return adapterkit.ChildEnv(base, append([]string{envProfile}, dropEnv...), set...)
 }
 
 // envRuntimeHome marks the agent and its descendants with the runtime's

@@ -22,13 +22,13 @@ import (
 func TestLoadProfile(t *testing.T) {
 	env := func(v string) func(string) string { return func(string) string { return v } }
 	for _, name := range []string{ProfileGemini, ProfileQwen, ProfileCodexACP, ProfileClaude, ProfileOpenClaw} {
-		if p, err := LoadProfile(env(name)); err != nil || p.Command == "" {
+		if p, err := loadProfile(env(name)); err != nil || p.Command == "" {
 			t.Errorf("%s: %+v %v", name, p, err)
 		} else if err := p.check(); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	p, err := LoadProfile(env(`{"command":"my-agent","args":["--acp"],"env":{"MY_KEY":"{api_key}"}}`))
+	p, err := loadProfile(env(`{"command":"my-agent","args":["--acp"],"env":{"MY_KEY":"{api_key}"}}`))
 	if err != nil || p.Command != "my-agent" || p.Name != "my-agent" || p.Env["MY_KEY"] != "{api_key}" {
 		t.Fatalf("json profile: %+v %v", p, err)
 	}
@@ -39,7 +39,7 @@ func TestLoadProfile(t *testing.T) {
 		`{"command":"x","settings":{"u":{"kind":"url"}}}`,
 		`{"command":"x","settings":{"u":{"kind":"nope"}}}`,
 		`{"command":"x","settings":{"command":{"kind":"string"}}}`} {
-		if _, err := LoadProfile(env(bad)); err == nil {
+		if _, err := loadProfile(env(bad)); err == nil {
 			t.Errorf("%q: accepted", bad)
 		}
 	}
@@ -55,7 +55,7 @@ func TestParseSettings(t *testing.T) {
 			t.Errorf("%v accepted", bad)
 		}
 	}
-	oc, _ := Bundled(ProfileOpenClaw)
+	oc, _ := bundledProfile(ProfileOpenClaw)
 	s, own, err := parseSettings(&contract.AgentHarnessConfig{Settings: map[string]any{"gateway_url": "ws://127.0.0.1:1", "permission_policy": "deny"}}, oc)
 	if err != nil || s.PermissionPolicy != PolicyDeny || own["gateway_url"] != "ws://127.0.0.1:1" {
 		t.Fatalf("openclaw settings: %+v %v %v", s, own, err)
@@ -66,7 +66,7 @@ func TestParseSettings(t *testing.T) {
 // naming the field, fill {settings.NAME} / {secret.NAME}, and optional
 // argument groups and env entries without a value are left out.
 func TestProfileSettings(t *testing.T) {
-	oc, _ := Bundled(ProfileOpenClaw)
+	oc, _ := bundledProfile(ProfileOpenClaw)
 	tokenFile := filepath.Join(t.TempDir(), "dashboard.token")
 	if err := os.WriteFile(tokenFile, []byte("tok-secret-123"), 0o600); err != nil {
 		t.Fatal(err)
@@ -261,7 +261,7 @@ func TestAgentEnvIsolated(t *testing.T) {
 // file and for a token variable; the token is never in argv, and a
 // setting's value cannot pull a secret into argv.
 func TestOpenClawCommand(t *testing.T) {
-	oc, _ := Bundled(ProfileOpenClaw)
+	oc, _ := bundledProfile(ProfileOpenClaw)
 	tokenFile := filepath.Join(t.TempDir(), "dashboard.token")
 	if err := os.WriteFile(tokenFile, []byte("tok-file-secret"), 0o600); err != nil {
 		t.Fatal(err)
@@ -329,13 +329,13 @@ func TestOpenClawDescriptorMatchesProfile(t *testing.T) {
 			Properties map[string]json.RawMessage `json:"properties"`
 		} `json:"settings_schema"`
 	}
-	if err := json.Unmarshal(DescriptorOpenClaw, &d); err != nil {
+	if err := json.Unmarshal(descriptorOpenClaw, &d); err != nil {
 		t.Fatal(err)
 	}
-	if d.Runner.Env[EnvProfile] != ProfileOpenClaw {
+	if d.Runner.Env[envProfile] != ProfileOpenClaw {
 		t.Errorf("runner.env %v", d.Runner.Env)
 	}
-	oc, _ := Bundled(ProfileOpenClaw)
+	oc, _ := bundledProfile(ProfileOpenClaw)
 	want := slices.Clone(adapterSettings)
 	for k := range oc.Settings {
 		want = append(want, k)
@@ -370,12 +370,12 @@ func TestDroidAndKiloProfiles(t *testing.T) {
 		file       string
 		fileHas    []string
 	}{
-		{ProfileDroid, DescriptorDroid,
+		{ProfileDroid, descriptorDroid,
 			[]string{"exec", "--output-format", "acp", "-m", "custom:m-1"},
 			map[string]string{"FACTORY_AIRGAP_ENABLED": "true", "FABRIC_DROID_MODEL_KEY": "sk-value-never-in-files"},
 			".factory/settings.json",
 			[]string{`"baseUrl":"http://127.0.0.1:9/v1"`, `"model":"m-1"`, `"apiKey":"${FABRIC_DROID_MODEL_KEY}"`}},
-		{ProfileKilo, DescriptorKilo,
+		{ProfileKilo, descriptorKilo,
 			[]string{"acp"},
 			map[string]string{"KILO_CONFIG": "/rt/home/.fabric-kilo/kilo.json", "KILO_DISABLE_PROJECT_CONFIG": "1",
 				"KILO_TELEMETRY_LEVEL": "off", "KILO_DISABLE_MODELS_FETCH": "1", "FABRIC_KILO_MODEL_KEY": "sk-value-never-in-files",
@@ -385,7 +385,7 @@ func TestDroidAndKiloProfiles(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.profile, func(t *testing.T) {
-			p, ok := Bundled(c.profile)
+			p, ok := bundledProfile(c.profile)
 			if !ok {
 				t.Fatal("no such profile")
 			}
@@ -425,7 +425,7 @@ func TestDroidAndKiloProfiles(t *testing.T) {
 			if err := json.Unmarshal(c.descriptor, &d); err != nil {
 				t.Fatal(err)
 			}
-			if d.Runner.Env[EnvProfile] != c.profile {
+			if d.Runner.Env[envProfile] != c.profile {
 				t.Errorf("descriptor runner.env %v", d.Runner.Env)
 			}
 		})

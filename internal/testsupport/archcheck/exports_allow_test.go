@@ -29,15 +29,11 @@ var exportAllow = map[string][]string{
 		"ApprovalAutoReview", "ApprovalDenyAll", "SandboxDangerFullAccess", "SandboxReadOnly", "SandboxWorkspaceWrite",
 	},
 
-	// Today's exports, as they were when the table was made.
 	"acp": {
-		"Bundled", "CodeAPIKeyMissing", "CodeBinaryNotFound", "CodeExited", "CodeInvalidConfig", "CodeInvalidSettings",
-		"CodeMaxTokens", "CodeMaxTurns", "CodeRefusal", "CodeStartFailed", "CodeTurnFailed", "DescriptorClaude",
-		"DescriptorCodexACP", "DescriptorDroid", "DescriptorGemini", "DescriptorGeneric", "DescriptorKilo",
-		"DescriptorOpenClaw", "DescriptorQwen", "Descriptors", "EnvProfile", "EventOutputDelta", "EventPlan",
-		"EventReasoningDelta", "EventToolCall", "EventToolResult", "EventUsage", "ID", "KindEnv", "KindFile",
-		"KindString", "KindURL", "LoadProfile", "Named", "New", "Packages", "PolicyAllow", "PolicyAsk", "PolicyDeny",
-		"Profile", "ProfileClaude", "ProfileCodexACP", "ProfileDroid", "ProfileGemini", "ProfileKilo",
+		"CodeAPIKeyMissing", "CodeBinaryNotFound", "CodeExited", "CodeInvalidConfig", "CodeInvalidSettings",
+		"CodeMaxTokens", "CodeMaxTurns", "CodeRefusal", "CodeStartFailed", "CodeTurnFailed", "Descriptors", "ID",
+		"KindEnv", "KindFile", "KindString", "KindURL", "Named", "New", "Packages", "PolicyAllow", "PolicyAsk",
+		"PolicyDeny", "Profile", "ProfileClaude", "ProfileCodexACP", "ProfileDroid", "ProfileGemini", "ProfileKilo",
 		"ProfileOpenClaw", "ProfileQwen", "SettingSpec", "Settings",
 	},
 	"bundled": {

@@ -25,7 +25,7 @@ func TestAdapterExports(t *testing.T) {
 			continue
 		}
 		dir := filepath.Join(repoRoot, "adapters", d.Name())
-		got, ok, err := exported(dir)
+		got, vars, ok, err := exported(dir)
 		if err != nil {
 			t.Fatalf("%s: %v", dir, err)
 		}
@@ -45,8 +45,11 @@ func TestAdapterExports(t *testing.T) {
 		}
 		for _, n := range allow {
 			if !slices.Contains(got, n) {
-				t.Logf("adapters/%s no longer exports %s: it can leave exportAllow", d.Name(), n)
+				t.Errorf("adapters/%s no longer exports %s: take it out of exportAllow", d.Name(), n)
 			}
+		}
+		for _, n := range vars {
+			t.Errorf("adapters/%s exports the variable %s, which any importer can change: make it a function or a constant", d.Name(), n)
 		}
 	}
 	if seen < 8 {
@@ -70,34 +73,37 @@ func TestExported(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, ok, err := exported(dir)
+	got, vars, ok, err := exported(dir)
 	if err != nil || !ok {
 		t.Fatalf("exported: %v, %v", ok, err)
 	}
 	if want := []string{"CodeX", "Descriptor", "New", "Settings"}; !slices.Equal(got, want) {
 		t.Errorf("exported = %v, want %v", got, want)
 	}
-	if _, ok, err := exported(t.TempDir()); ok || err != nil {
+	if want := []string{"Descriptor"}; !slices.Equal(vars, want) {
+		t.Errorf("exported variables = %v, want %v", vars, want)
+	}
+	if _, _, ok, err := exported(t.TempDir()); ok || err != nil {
 		t.Errorf("exported of an empty dir = %v, %v; want no package", ok, err)
 	}
 }
 
 // exported lists the package-level exported identifiers of the non-test Go
-// files in dir that build for this platform, sorted; ok is false when dir
-// holds no Go package.
-func exported(dir string) (names []string, ok bool, err error) {
+// files in dir that build for this platform, sorted, and which of them are
+// variables; ok is false when dir holds no Go package.
+func exported(dir string) (names, vars []string, ok bool, err error) {
 	bp, err := build.ImportDir(dir, 0)
 	if _, none := err.(*build.NoGoError); none {
-		return nil, false, nil
+		return nil, nil, false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	fset := token.NewFileSet()
 	for _, f := range bp.GoFiles {
 		af, err := parser.ParseFile(fset, filepath.Join(dir, f), nil, parser.SkipObjectResolution)
 		if err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 		for _, d := range af.Decls {
 			switch d := d.(type) {
@@ -116,6 +122,9 @@ func exported(dir string) (names []string, ok bool, err error) {
 						for _, n := range sp.Names {
 							if n.IsExported() {
 								names = append(names, n.Name)
+								if d.Tok == token.VAR {
+									vars = append(vars, n.Name)
+								}
 							}
 						}
 					}
@@ -124,5 +133,6 @@ func exported(dir string) (names []string, ok bool, err error) {
 		}
 	}
 	sort.Strings(names)
-	return names, true, nil
+	sort.Strings(vars)
+	return names, vars, true, nil
 }

@@ -1,0 +1,6 @@
+package acp
+
+// Names the external tests use that the package does not export.
+const EnvProfile = envProfile
+
+var Bundled = bundledProfile
