@@ -24,6 +24,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/procfs"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // roleEnv makes the re-executed test binary act as a test child, a foreign
@@ -233,28 +234,10 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-// syncBuffer collects a child's output for failure messages.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // testChild is an HTTP interface served by the test binary in role child.
 func testChild(t *testing.T, name string, port int, env ...string) Child {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &testproc.Output{}
 	t.Cleanup(func() {
 		if t.Failed() && out.String() != "" {
 			t.Logf("child %s output:\n%s", name, out.String())

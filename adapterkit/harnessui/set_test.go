@@ -21,13 +21,14 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 	"github.com/fabric-runtime/fabric/proc"
 )
 
 const runtimeID = "runtime-0123456789abcdef"
 
 // testLog captures a Set's structured log.
-type testLog struct{ buf syncBuffer }
+type testLog struct{ buf testproc.Output }
 
 func (l *testLog) logger() *slog.Logger {
 	return slog.New(slog.NewJSONHandler(&l.buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -511,7 +512,7 @@ func TestKillHost(t *testing.T) {
 	hs, _ := json.Marshal(hostSpec{Root: root, RuntimeID: runtimeID, Port: port})
 	cmd := exec.Command(testExe(t), "-test.run=^$")
 	cmd.Env = append(os.Environ(), roleEnv+"=host", "T_HOST_SPEC="+string(hs))
-	stderr := &syncBuffer{}
+	stderr := &testproc.Output{}
 	cmd.Stderr = stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
