@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+
+	"github.com/fabric-runtime/fabric/adapterkit"
 )
 
 // maxFrame bounds one message from codex (a turn/completed notification
@@ -63,12 +65,10 @@ type callResult struct {
 // rpcConn is a JSON-RPC client of codex app-server over its stdio. Calls
 // are safe for concurrent use; run reads until the stream ends.
 type rpcConn struct {
-	w   io.WriteCloser
-	sc  *bufio.Scanner // one message a line, at most maxFrame bytes
+	w   *adapterkit.LineWriter // codex's stdin, each write bounded
+	sc  *bufio.Scanner         // one message a line, at most maxFrame bytes
 	h   handler
 	log *slog.Logger
-
-	wmu sync.Mutex // orders writes
 
 	mu      sync.Mutex
 	nextID  int64
@@ -78,7 +78,7 @@ type rpcConn struct {
 	done chan struct{}
 }
 
-func newConn(w io.WriteCloser, r io.Reader, h handler, log *slog.Logger) *rpcConn {
+func newConn(w *adapterkit.LineWriter, r io.Reader, h handler, log *slog.Logger) *rpcConn {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), maxFrame)
 	return &rpcConn{
@@ -176,17 +176,7 @@ func (c *rpcConn) deliver(m message) {
 	ch <- callResult{result: m.Result}
 }
 
-func (c *rpcConn) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	_, err = c.w.Write(b)
-	return err
-}
+func (c *rpcConn) write(v any) error { return c.w.Send(v) }
 
 // Call sends a request and waits for its response, decoding the result
 // into out (when not nil). It gives up when ctx ends or the stream ends.
@@ -248,8 +238,4 @@ func (c *rpcConn) Notify(method string, params any) error {
 }
 
 // CloseWrite closes codex's stdin, which makes app-server exit.
-func (c *rpcConn) CloseWrite() error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.w.Close()
-}
+func (c *rpcConn) CloseWrite() error { return c.w.Close() }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fabric-runtime/fabric/adapterkit"
 )
 
 type testHandler struct {
@@ -34,17 +36,9 @@ func (h *testHandler) request(method string, params json.RawMessage) (any, *rpcE
 // TestConn drives the client against a scripted peer that writes messages
 // the way codex app-server does (no "jsonrpc" member).
 func TestConn(t *testing.T) {
-	// OS pipes buffer like codex's stdio does.
-	toServer, clientW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	clientR, fromServer, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	toServer, clientW, clientR, fromServer := stdio(t)
 	h := &testHandler{}
-	c := newConn(clientW, clientR, h, slog.New(slog.DiscardHandler))
+	c := newConn(adapterkit.NewLineWriter(clientW, 5*time.Second), clientR, h, slog.New(slog.DiscardHandler))
 	go c.run()
 
 	srv := bufio.NewReader(toServer)
@@ -128,4 +122,44 @@ func TestConn(t *testing.T) {
 		t.Errorf("notifications %q", h.notified)
 	}
 	toServer.Close()
+}
+
+// TestConnWriteTimesOut: a codex that stops reading its input (stuck, or
+// its stdin pipe full) must not hang a call forever; the write is bounded.
+func TestConnWriteTimesOut(t *testing.T) {
+	// toServer stays open and is never read: the pipe fills up.
+	toServer, clientW, clientR, fromServer := stdio(t)
+	defer fromServer.Close()
+	c := newConn(adapterkit.NewLineWriter(clientW, 50*time.Millisecond), clientR, &testHandler{}, slog.New(slog.DiscardHandler))
+	go c.run()
+	defer c.CloseWrite()
+	big := map[string]string{"text": string(make([]byte, 1<<20))} // more than a pipe holds
+	done := make(chan error, 1)
+	go func() { done <- c.Call(context.Background(), "turn/start", big, nil) }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("Call = %v, want the write's deadline error", err)
+		}
+	case <-time.After(10 * time.Second):
+		toServer.Close() // frees the stuck write, so the test can end
+		t.Fatal("Call to a codex that does not read its input still waits after 10 s")
+	}
+	toServer.Close()
+}
+
+// stdio returns the two OS pipes between the client and a scripted codex
+// (OS pipes buffer like codex's stdio does): what the client writes
+// arrives on toServer, and what is written to fromServer the client reads.
+func stdio(t *testing.T) (toServer, clientW, clientR, fromServer *os.File) {
+	t.Helper()
+	toServer, clientW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	clientR, fromServer, err = os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return toServer, clientW, clientR, fromServer
 }

@@ -26,6 +26,8 @@ const (
 	// callTimeout bounds requests that codex answers at once (turn/start,
 	// turn/interrupt).
 	callTimeout = 30 * time.Second
+	// writeTimeout bounds one write to codex's stdin (as claude's and pi's).
+	writeTimeout = 5 * time.Second
 	// exitWait is how long Stop waits for codex to exit on stdin EOF before
 	// it stops the process group.
 	exitWait = time.Second
@@ -156,7 +158,7 @@ func (s *session) launch(ctx context.Context, bin string, args []string, workspa
 		return err
 	}
 	s.proc, s.stdout = p, outR
-	s.conn = newConn(inW, outR, s, s.log)
+	s.conn = newConn(adapterkit.NewLineWriter(inW, writeTimeout), outR, s, s.log)
 	go s.conn.run() // joined by teardown
 	return nil
 }
