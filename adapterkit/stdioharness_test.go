@@ -5,15 +5,11 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/proc"
 )
 
 func TestHarnessHealthCheck(t *testing.T) {
@@ -62,100 +58,6 @@ func TestHarnessHealthCheck(t *testing.T) {
 	}
 }
 
-// harness starts script under sh with its stdin and stdout on pipes and a
-// reader draining stdout; it returns the stop sequence's parts.
-func harness(t *testing.T, script string, env ...string) (p *proc.Process, stdin, stdout *os.File, readerDone chan struct{}) {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("process groups are supervised on Linux")
-	}
-	inR, inW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err = proc.Start(context.Background(), proc.Spec{Path: "/bin/sh", Args: []string{"-c", script},
-		Env: append(os.Environ(), env...), Stdin: inR, Stdout: outW, Stderr: os.Stderr, Grace: 200 * time.Millisecond})
-	inR.Close()
-	outW.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	readerDone = make(chan struct{})
-	go func() {
-		defer close(readerDone)
-		_, _ = io.Copy(io.Discard, outR)
-	}()
-	// The script says it runs once it has set up what it leaves behind.
-	return p, inW, outR, readerDone
-}
-
-func TestHarnessStop(t *testing.T) {
-	if _, err := exec.LookPath("setsid"); err != nil {
-		t.Skip("no setsid")
-	}
-	tests := []struct {
-		name   string
-		script string
-		sweep  bool
-		// the sequence waits about this long at least and at most
-		least, most time.Duration
-	}{
-		// cat exits on end of input: nothing to wait for.
-		{"exits on end of input", "exec cat", false, 0, 900 * time.Millisecond},
-		// sleep ignores its input: the group is stopped after ExitWait.
-		{"ignores end of input", "exec sleep 30", false, 300 * time.Millisecond, 1500 * time.Millisecond},
-		// An escaped process holds the output: the reader is cut off after
-		// OutputWait.
-		{"escaped process holds the output", "setsid sleep 30 & exec cat", false, 400 * time.Millisecond, 1500 * time.Millisecond},
-		// The sweep kills it, so the output ends without the cut.
-		{"escaped process swept", "setsid sleep 30 & exec cat", true, 0, 1200 * time.Millisecond},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			root := t.TempDir()
-			priv := filepath.Join(root, "private")
-			if err := os.MkdirAll(filepath.Join(priv, "home"), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			marker := "FABRIC_STOP_TEST=" + priv
-			p, stdin, stdout, readerDone := harness(t, tt.script, marker)
-			t.Cleanup(func() { proc.KillByEnv(marker, time.Second) })
-			st := HarnessStop{
-				CloseInput: func() { stdin.Close() }, Proc: p, ExitWait: 300 * time.Millisecond,
-				Output: stdout, OutputDone: readerDone, OutputWait: 400 * time.Millisecond, Remove: priv,
-				Log: discardLogger(),
-			}
-			if tt.sweep {
-				st.Sweep, st.SweepWait = marker, time.Second
-			}
-			time.Sleep(50 * time.Millisecond) // let sh start its background process
-			start := time.Now()
-			if err := st.Run(context.Background()); err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			took := time.Since(start)
-			if took < tt.least || took > tt.most {
-				t.Errorf("Run took %v, want %v to %v", took, tt.least, tt.most)
-			}
-			select {
-			case <-readerDone:
-			default:
-				t.Error("Run returned before the output's reader ended")
-			}
-			if _, ok := p.ExitState(); !ok {
-				t.Error("the harness still runs")
-			}
-			if _, err := os.Stat(priv); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("private root: %v, want it removed", err)
-			}
-		})
-	}
-}
-
 func TestHarnessStopBoundsTheReaderAfterClose(t *testing.T) {
 	// A reader that does not end when its output is closed (an SDK
 	// connection with work of its own) is waited for at most ClosedWait.
@@ -166,50 +68,6 @@ func TestHarnessStopBoundsTheReaderAfterClose(t *testing.T) {
 	}
 	if took := time.Since(start); took < 100*time.Millisecond || took > time.Second {
 		t.Errorf("Run took %v, want about 100ms", took)
-	}
-}
-
-func TestHarnessStopReportsTheRemoval(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root removes what a read-only directory holds")
-	}
-	root := t.TempDir()
-	locked := filepath.Join(root, "locked")
-	if err := os.MkdirAll(filepath.Join(locked, "inner"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(locked, 0o500); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.Chmod(locked, 0o700) })
-	err := HarnessStop{Remove: locked}.Run(context.Background())
-	if err == nil || !errors.Is(err, os.ErrPermission) {
-		t.Fatalf("Run = %v, want the removal's permission error", err)
-	}
-}
-
-func TestStartPiped(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("process groups are supervised on Linux")
-	}
-	p, stdin, stdout, err := StartPiped(context.Background(), proc.Spec{Path: "/bin/cat", Stderr: os.Stderr})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdout.Close()
-	if _, err := stdin.Write([]byte("line\n")); err != nil {
-		t.Fatal(err)
-	}
-	stdin.Close()
-	got, err := io.ReadAll(stdout)
-	if err != nil || string(got) != "line\n" {
-		t.Errorf("read %q, %v; want the line cat echoed", got, err)
-	}
-	<-p.Done()
-
-	_, _, _, err = StartPiped(context.Background(), proc.Spec{Path: filepath.Join(t.TempDir(), "missing")})
-	if err == nil || !strings.Contains(err.Error(), "start ") {
-		t.Errorf("StartPiped of a missing binary = %v, want a start error", err)
 	}
 }
 
@@ -249,24 +107,5 @@ func TestLineWriterTimesOut(t *testing.T) {
 	big := strings.Repeat("x", 1<<20) // more than a pipe holds, and nobody reads
 	if err := lw.Send(big); !errors.Is(err, os.ErrDeadlineExceeded) {
 		t.Errorf("Send to a full pipe = %v, want os.ErrDeadlineExceeded", err)
-	}
-}
-
-func TestExitedError(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("process groups are supervised on Linux")
-	}
-	p, stdin, stdout, err := StartPiped(context.Background(), proc.Spec{Path: "/bin/sh", Args: []string{"-c", "exit 3"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdin.Close()
-	defer stdout.Close()
-	e := ExitedError("x_exited", "harness", p, 5*time.Second)
-	if e.Code != "x_exited" || !strings.HasPrefix(e.Message, "harness exited (") || !strings.Contains(e.Message, "3") {
-		t.Errorf("ExitedError = %+v, want code x_exited and the exit status", e)
-	}
-	if e := ExitedError("x_exited", "harness", nil, 0); e.Message != "harness exited" {
-		t.Errorf("ExitedError without a process = %q", e.Message)
 	}
 }

@@ -61,12 +61,9 @@ func TestAdapterExports(t *testing.T) {
 func TestExported(t *testing.T) {
 	dir := t.TempDir()
 	src := map[string]string{
-		"a.go":             "package a\n\nconst (\n\tCodeX = \"x\"\n\tinner = 1\n)\n\nvar Descriptor, other []byte\n\ntype Settings struct{ Field int }\n\ntype hidden struct{}\n\nfunc New() {}\n\nfunc (Settings) Method() {}\n\nfunc helper() {}\n",
-		"a_test.go":        "package a\n\nconst TestOnly = 1\n",
-		"other_windows.go": "//go:build windows\n\npackage a\n\nconst WindowsOnly = 1\n",
-	}
-	if build.Default.GOOS == "windows" {
-		t.Skip("the fixture's build constraint assumes a non-Windows host")
+		"a.go":      "package a\n\nconst (\n\tCodeX = \"x\"\n\tinner = 1\n)\n\nvar Descriptor, other []byte\n\ntype Settings struct{ Field int }\n\ntype hidden struct{}\n\nfunc New() {}\n\nfunc (Settings) Method() {}\n\nfunc helper() {}\n",
+		"a_test.go": "package a\n\nconst TestOnly = 1\n",
+		"never.go":  "//go:build fabric_never_built\n\npackage a\n\nconst NeverBuilt = 1\n",
 	}
 	for name, s := range src {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644); err != nil {
