@@ -14,19 +14,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-)
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
+)
 
 func TestErrorRepliesInEachAPIFormat(t *testing.T) {
 	s := newServer(t, `
@@ -156,7 +146,7 @@ rules:
 					}
 					done <- err
 				}()
-				waitFor(t, "the stalled request to be recorded", func() bool { return len(s.Requests()) == 1 })
+				testproc.Eventually(t, 5*time.Second, "the stalled request to be recorded", func() bool { return len(s.Requests()) == 1 })
 				select {
 				case err := <-done:
 					t.Fatalf("stall answered early: %v", err)
@@ -166,7 +156,7 @@ rules:
 				if err := <-done; !errors.Is(err, context.Canceled) {
 					t.Fatalf("want context.Canceled, got %v", err)
 				}
-				waitFor(t, "the handler to see the client go", func() bool {
+				testproc.Eventually(t, 5*time.Second, "the handler to see the client go", func() bool {
 					r := s.Requests()[0]
 					return r.Outcome == "client_gone" && r.Status == 0
 				})
@@ -201,7 +191,7 @@ func TestCloseReleasesStalls(t *testing.T) {
 		}
 		done <- err
 	}()
-	waitFor(t, "the stall", func() bool { return len(s.Requests()) == 1 })
+	testproc.Eventually(t, 5*time.Second, "the stall", func() bool { return len(s.Requests()) == 1 })
 	start := time.Now()
 	s.Close()
 	if d := time.Since(start); d > 2*time.Second {
@@ -239,7 +229,7 @@ rules:
 			start := time.Now()
 			cancel()
 			resp.Body.Close()
-			waitFor(t, "the stream to stop", func() bool { return s.Requests()[0].Outcome == "client_gone" })
+			testproc.Eventually(t, 5*time.Second, "the stream to stop", func() bool { return s.Requests()[0].Outcome == "client_gone" })
 			if d := time.Since(start); d > time.Second {
 				t.Fatalf("stream kept going for %v after the cancel", d)
 			}

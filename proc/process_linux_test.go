@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/internal/procfs"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // Bounds for waiting on real processes. CI is slow: they only catch hangs.
@@ -49,18 +50,6 @@ func start(t *testing.T, spec Spec) *Process {
 }
 
 func sh(script string) Spec { return Spec{Path: "sh", Args: []string{"-c", script}} }
-
-// eventually polls cond until it holds or waitLimit passes.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(waitLimit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", waitLimit, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 func waitDone(t *testing.T, p *Process) ExitInfo {
 	t.Helper()
@@ -121,7 +110,7 @@ func assertGone(t *testing.T, pgid int, pids []int) {
 func TestStopEndsWholeGroup(t *testing.T) {
 	p := start(t, sh("sleep 30 & sleep 30 & wait"))
 	var before []int
-	eventually(t, "three processes in the group", func() bool {
+	testproc.Eventually(t, waitLimit, "three processes in the group", func() bool {
 		before = groupPids(t, p)
 		return len(before) == 3
 	})
@@ -267,7 +256,7 @@ func TestSignalAfterExit(t *testing.T) {
 func TestSignalReachesGroup(t *testing.T) {
 	p := start(t, sh("sleep 30 & sleep 30; wait"))
 	var before []int
-	eventually(t, "three processes in the group", func() bool {
+	testproc.Eventually(t, waitLimit, "three processes in the group", func() bool {
 		before = groupPids(t, p)
 		return len(before) == 3
 	})
@@ -277,7 +266,7 @@ func TestSignalReachesGroup(t *testing.T) {
 	if info := waitDone(t, p); info.Signal != "SIGTERM" {
 		t.Errorf("ExitState = %+v, want ended by SIGTERM", info)
 	}
-	eventually(t, "the group to empty", func() bool { return len(groupPids(t, p)) == 0 })
+	testproc.Eventually(t, waitLimit, "the group to empty", func() bool { return len(groupPids(t, p)) == 0 })
 	assertGone(t, p.Pid(), before)
 }
 
@@ -293,7 +282,7 @@ func TestKill(t *testing.T) {
 
 func TestConcurrentStop(t *testing.T) {
 	p := start(t, sh("sleep 30 & sleep 30 & wait"))
-	eventually(t, "three processes in the group", func() bool { return len(groupPids(t, p)) == 3 })
+	testproc.Eventually(t, waitLimit, "three processes in the group", func() bool { return len(groupPids(t, p)) == 3 })
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {
@@ -322,7 +311,7 @@ func TestStopWaitingCallerHonoursContext(t *testing.T) {
 
 	first := make(chan error, 1)
 	go func() { first <- p.Stop(context.Background()) }()
-	eventually(t, "the first Stop to take the lock", func() bool { return len(p.stopSem) == 1 })
+	testproc.Eventually(t, waitLimit, "the first Stop to take the lock", func() bool { return len(p.stopSem) == 1 })
 	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	if err := p.Stop(ctx); !errors.Is(err, context.DeadlineExceeded) {
@@ -459,7 +448,7 @@ func TestPdeathsigKillsChildOfDeadSupervisor(t *testing.T) {
 	}
 	release() // the supervisor exits without stopping its child
 	waitDone(t, sup)
-	eventually(t, fmt.Sprintf("pid %d to die with its supervisor", child), func() bool {
+	testproc.Eventually(t, waitLimit, fmt.Sprintf("pid %d to die with its supervisor", child), func() bool {
 		now, err := procfs.Default.Stat(child)
 		return err != nil || !now.Live() || now.StartTime != st.StartTime
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/internal/procfs"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // subreaper starts this test binary as the "subreaper" helper (see
@@ -75,12 +76,12 @@ func TestSubreaperKillsOrphans(t *testing.T) {
 	self := line()
 	orphans := []int{line(), line()}
 	for _, pid := range orphans {
-		eventually(t, fmt.Sprintf("orphan %d to be adopted by the subreaper %d", pid, self), func() bool { return ppid(pid) == self })
+		testproc.Eventually(t, waitLimit, fmt.Sprintf("orphan %d to be adopted by the subreaper %d", pid, self), func() bool { return ppid(pid) == self })
 	}
 	release() // the script's read returns, the script exits, serve returns
 	waitDone(t, p)
 	for _, pid := range orphans {
-		eventually(t, fmt.Sprintf("orphan %d to be killed", pid), func() bool { return goneOrZombie(pid) })
+		testproc.Eventually(t, waitLimit, fmt.Sprintf("orphan %d to be killed", pid), func() bool { return goneOrZombie(pid) })
 	}
 }
 
@@ -97,7 +98,7 @@ func TestSubreaperStop(t *testing.T) {
 	if info := waitDone(t, p); info.Code != 143 {
 		t.Errorf("exit %+v, want code 143", info)
 	}
-	eventually(t, fmt.Sprintf("pid %d to be killed", child), func() bool { return goneOrZombie(child) })
+	testproc.Eventually(t, waitLimit, fmt.Sprintf("pid %d to be killed", child), func() bool { return goneOrZombie(child) })
 }
 
 // When the caller dies without stopping it and serve does not return,

@@ -90,23 +90,11 @@ func lines(t *testing.T, p string) []string {
 	return strings.Split(strings.TrimSpace(string(b)), "\n")
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // noOrphans fails when a process still mentions dir (the batch's hosts
 // and harnesses run with their state under it).
 func noOrphans(t *testing.T, dir string) {
 	t.Helper()
-	waitFor(t, "the batch's processes to exit", 10*time.Second, func() bool { return len(testproc.Mentioning(dir)) == 0 })
+	testproc.Eventually(t, 10*time.Second, "the batch's processes to exit", func() bool { return len(testproc.Mentioning(dir)) == 0 })
 }
 
 func summary(t *testing.T, batchDir string) contract.BatchSummary {
@@ -149,7 +137,7 @@ func TestResumeAfterKill(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "6 committed trials", 60*time.Second, func() bool { return len(lines(t, results)) >= 6 })
+	testproc.Eventually(t, 60*time.Second, "6 committed trials", func() bool { return len(lines(t, results)) >= 6 })
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +233,7 @@ func TestInterrupt(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "two running trials", 30*time.Second, func() bool {
+	testproc.Eventually(t, 30*time.Second, "two running trials", func() bool {
 		n := 0
 		for _, id := range []string{"t01", "t02"} {
 			if _, err := os.Stat(filepath.Join(dir, "run", "trials", id, "a", "r01", "attempts", "1", "events.jsonl")); err == nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 var progressLine = regexp.MustCompile(`^\d+/\d+  passed \d+  failed \d+  error \d+  running \d+  pass@1 \S+  \S+$`)
@@ -83,7 +84,7 @@ func TestProgressOnATerminal(t *testing.T) {
 		return string(out)
 	}
 	// While it runs: exactly one progress line on the screen.
-	waitFor(t, "a progress line", 30*time.Second, func() bool { return strings.Contains(capture(), "passed 1") })
+	testproc.Eventually(t, 30*time.Second, "a progress line", func() bool { return strings.Contains(capture(), "passed 1") })
 	screen := capture()
 	n := 0
 	for _, l := range strings.Split(screen, "\n") {
@@ -94,7 +95,7 @@ func TestProgressOnATerminal(t *testing.T) {
 	if n != 1 {
 		t.Errorf("%d progress lines on the terminal while running, want 1 redrawn line:\n%s", n, screen)
 	}
-	waitFor(t, "the batch to end", 60*time.Second, func() bool { _, err := os.Stat(donefile); return err == nil })
+	testproc.Eventually(t, 60*time.Second, "the batch to end", func() bool { _, err := os.Stat(donefile); return err == nil })
 	b, _ := os.ReadFile(donefile)
 	if strings.TrimSpace(string(b)) != "EXIT=0" {
 		t.Errorf("exit: %s", b)

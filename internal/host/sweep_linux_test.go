@@ -15,6 +15,7 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
 	"github.com/fabric-runtime/fabric/internal/procfs"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // A host that is SIGKILLed leaves nothing that carries its FABRIC_HOME,
@@ -35,7 +36,7 @@ func TestKilledHostsTreeIsSwept(t *testing.T) {
 	}
 	t.Cleanup(func() { h.Terminate(context.Background()) })
 	var escaped int
-	waitUntil(t, "the host's detached child", func() bool {
+	testproc.Eventually(t, 10*time.Second, "the host's detached child", func() bool {
 		b, _ := os.ReadFile(pidFile)
 		escaped, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 		return escaped > 0
@@ -45,19 +46,8 @@ func TestKilledHostsTreeIsSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-h.Exited()
-	waitUntil(t, "the detached child to be killed", func() bool {
+	testproc.Eventually(t, 10*time.Second, "the detached child to be killed", func() bool {
 		st, err := procfs.Default.Stat(escaped)
 		return err != nil || !st.Live()
 	})
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

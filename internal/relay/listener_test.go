@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 var keyA = TurnKey{RuntimeID: "runtime-a", InvocationID: "invocation-1", RequestID: "request-1", Index: 1}
@@ -95,7 +97,7 @@ func TestChunkedUploadDeliversBeforeItEnds(t *testing.T) {
 	rc.send(chunk(ndjson(start("r", "", rootMD))))
 	// Relay's ndjson transport keeps one upload open: the record arrives
 	// while the body is still open.
-	waitFor(t, "the first record", func() bool { return c.len() == 1 })
+	testproc.Eventually(t, testTimeout, "the first record", func() bool { return c.len() == 1 })
 	rc.send(chunk(ndjson(end("r", ""))) + lastChunk)
 	if resp, _ := rc.response(); resp.StatusCode != 200 {
 		t.Fatalf("status %d", resp.StatusCode)
@@ -241,9 +243,9 @@ func TestChunkedUploadBrokenOff(t *testing.T) {
 	turn := begin(t, l, keyA, c)
 	rc := dial(t, l)
 	rc.send(post(target, "Transfer-Encoding: chunked") + chunk(ndjson(start("r", "", rootMD))+`{"kind":"sco`))
-	waitFor(t, "the first record", func() bool { return c.len() == 1 })
+	testproc.Eventually(t, testTimeout, "the first record", func() bool { return c.len() == 1 })
 	rc.c.Close()
-	waitFor(t, "the interruption", func() bool { return turn.Stats().Interrupted == 1 })
+	testproc.Eventually(t, testTimeout, "the interruption", func() bool { return turn.Stats().Interrupted == 1 })
 	st := endTurn(t, turn)
 	if st.Correlated != 1 || st.Malformed != 0 {
 		t.Fatalf("stats %+v (the partial record must not count as malformed)", st)
@@ -351,7 +353,7 @@ func TestBodyIdleTimeoutEndsUpload(t *testing.T) {
 	turn := begin(t, l, keyA, c)
 	rc := dial(t, l)
 	rc.send(post(target, "Transfer-Encoding: chunked") + chunk(ndjson(start("r", "", rootMD))))
-	waitFor(t, "the interruption", func() bool { return turn.Stats().Interrupted == 1 })
+	testproc.Eventually(t, testTimeout, "the interruption", func() bool { return turn.Stats().Interrupted == 1 })
 	if st := endTurn(t, turn); st.Correlated != 1 {
 		t.Fatalf("stats %+v", st)
 	}
@@ -366,7 +368,7 @@ func TestCloseEndsOpenUploadsAndTurns(t *testing.T) {
 	turn := begin(t, l, keyA, c)
 	rc := dial(t, l)
 	rc.send(post(target, "Transfer-Encoding: chunked") + chunk(ndjson(start("r", "", rootMD))))
-	waitFor(t, "the first record", func() bool { return c.len() == 1 })
+	testproc.Eventually(t, testTimeout, "the first record", func() bool { return c.len() == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
 	if err := l.Close(ctx); err != nil {

@@ -248,15 +248,3 @@ func begin(t *testing.T, l *Listener, key TurnKey, c *collector) *Turn {
 	}
 	return turn
 }
-
-// waitFor polls cond (no timing assertion: only a hang fails).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(testTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // feed routes lines as if they arrived on one upload with key.
@@ -401,7 +403,7 @@ func TestEndGivesUpOnABlockedSink(t *testing.T) {
 		defer close(done)
 		feed(t, l, "runtime-a", in...) // blocks on a full buffer
 	}()
-	waitFor(t, "a full buffer", func() bool {
+	testproc.Eventually(t, testTimeout, "a full buffer", func() bool {
 		turn.mu.Lock()
 		defer turn.mu.Unlock()
 		return turn.offering > 0
@@ -479,7 +481,7 @@ func TestUploadsCountedPerTurn(t *testing.T) {
 	l := newListener(t, Options{})
 	rc := dial(t, l)
 	rc.send(post(target, "Transfer-Encoding: chunked") + chunk(mark("early", "", nil).line()+"\n"))
-	waitFor(t, "the early record", func() bool { return l.Stats().Discarded == 1 })
+	testproc.Eventually(t, testTimeout, "the early record", func() bool { return l.Stats().Discarded == 1 })
 	c := &collector{}
 	turn := begin(t, l, keyA, c)
 	if st := turn.Stats(); st.Uploads != 1 {

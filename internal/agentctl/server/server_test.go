@@ -25,6 +25,7 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // envDial makes the test binary a one-shot client (run as another user).
@@ -150,17 +151,6 @@ func (ts *testServer) status(t testing.TB) agentctl.Status {
 		t.Fatal(err)
 	}
 	return st
-}
-
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 func TestSocketIsPrivateAndSingle(t *testing.T) {
@@ -380,13 +370,13 @@ func TestClientHangupCancelsInvocation(t *testing.T) {
 			return len(st.Runtimes) == 1 && st.Runtimes[0].Activity == want
 		}
 	}
-	waitFor(t, "busy", busy(agentctl.ActivityBusy))
+	testproc.Eventually(t, time.Minute, "busy", busy(agentctl.ActivityBusy))
 	cancel()
 	var ae *agentctl.Error
 	if err := <-done; !errors.As(err, &ae) || ae.Code != agentctl.CodeCancelled {
 		t.Fatalf("client: %v", err)
 	}
-	waitFor(t, "idle after the client left", busy(agentctl.ActivityIdle))
+	testproc.Eventually(t, time.Minute, "idle after the client left", busy(agentctl.ActivityIdle))
 }
 
 func TestInvokeTimeoutCancels(t *testing.T) {
@@ -541,7 +531,7 @@ func TestShutdownStopsEverything(t *testing.T) {
 	go func() {
 		answered <- ts.do(t, &agentctl.Request{Operation: agentctl.OpInvoke, Agent: first.AgentName, RuntimeID: first.RuntimeID, Request: &contract.RunRequest{Input: "x"}})
 	}()
-	waitFor(t, "busy", func() bool {
+	testproc.Eventually(t, time.Minute, "busy", func() bool {
 		for _, r := range ts.status(t).Runtimes {
 			if r.RuntimeID == first.RuntimeID && r.Activity == agentctl.ActivityBusy {
 				return true
@@ -590,7 +580,7 @@ func TestShutdownInProgress(t *testing.T) {
 	defer syscall.Kill(host, syscall.SIGKILL) // lets the abandoned stop finish
 	ts.cancel()
 	var rep contract.CheckReport
-	waitFor(t, "a stopping server", func() bool {
+	testproc.Eventually(t, time.Minute, "a stopping server", func() bool {
 		resp := ts.do(t, &agentctl.Request{Operation: agentctl.OpCheck})
 		return json.Unmarshal(resp.Output, &rep) == nil && rep.Server != nil && rep.Server.State == agentctl.ServerStopping
 	})

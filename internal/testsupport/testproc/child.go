@@ -44,3 +44,18 @@ func Wait(t testing.TB, cmd *exec.Cmd, d time.Duration) *os.ProcessState {
 	}
 	return cmd.ProcessState
 }
+
+// Eventually waits until cond holds, checking every 2 ms, and fails t
+// when it still does not after d; what says what was awaited. It is the
+// handshake for a condition only the outside can observe (a process gone,
+// a file written), where no event says so.
+func Eventually(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
