@@ -9,9 +9,11 @@ import (
 	"log/slog"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/pending"
 	"github.com/fabric-runtime/fabric/proc"
 )
 
@@ -252,4 +254,63 @@ func ExitedError(code, name string, p *proc.Process, wait time.Duration) *Error 
 		msg += " (" + info.String() + ")"
 	}
 	return &Error{Code: code, Message: msg}
+}
+
+// Calls pairs the requests a session writes to its harness with the
+// replies its output reader routes back by id. The zero value is ready to
+// use; name is the harness's name for errors ("claude closed its output").
+type Calls[T any] struct {
+	name    string
+	seq     atomic.Int64
+	pending pending.Table[T]
+}
+
+// NewCalls returns a call table whose errors name the harness name.
+func NewCalls[T any](name string) *Calls[T] { return &Calls[T]{name: name} }
+
+// NewID returns a fresh request id, for a request sent without waiting
+// for its reply.
+func (c *Calls[T]) NewID() string { return fmt.Sprintf("fabric-%d", c.seq.Add(1)) }
+
+// Call sends one request with a fresh id ("fabric-1", "fabric-2", ...)
+// through send and waits for Deliver of the same id, for closed (the
+// output reader has stopped), or for ctx.
+func (c *Calls[T]) Call(ctx context.Context, closed <-chan struct{}, send func(id string) error) (T, error) {
+	var zero T
+	id := c.NewID()
+	ch := c.pending.Add(id)
+	defer c.pending.Remove(id)
+	if err := send(id); err != nil {
+		return zero, err
+	}
+	select {
+	case r := <-ch:
+		return r, nil
+	case <-closed:
+		return zero, fmt.Errorf("%s closed its output", c.name)
+	case <-ctx.Done():
+		return zero, ctx.Err()
+	}
+}
+
+// Deliver hands reply to the call waiting for id and reports whether one
+// was: a reply nobody waits for (late, or for an id we never sent) is
+// dropped.
+func (c *Calls[T]) Deliver(id string, reply T) bool { return c.pending.Deliver(id, reply) }
+
+// HandshakeFailed ends a start whose first exchange with the harness
+// failed: it stops the session (stop gets 5 s), and returns the error with
+// code, "<name> did not answer <what>: <err>", with how the harness
+// exited when it has.
+func HandshakeFailed(code, name, what string, err error, stop func(context.Context) error, p *proc.Process) *Error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = stop(ctx)
+	msg := err.Error()
+	if p != nil {
+		if info, ok := p.ExitState(); ok {
+			msg += " (" + name + " " + info.String() + "; its stderr is in the host's diagnostics)"
+		}
+	}
+	return Errorf(code, "%s did not answer %s: %s", name, what, msg)
 }

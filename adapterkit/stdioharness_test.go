@@ -109,3 +109,66 @@ func TestLineWriterTimesOut(t *testing.T) {
 		t.Errorf("Send to a full pipe = %v, want os.ErrDeadlineExceeded", err)
 	}
 }
+
+func TestCalls(t *testing.T) {
+	closed := make(chan struct{})
+	close(closed)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name    string
+		ctx     context.Context
+		closed  <-chan struct{}
+		reply   bool // the reader delivers a reply to the call's id
+		sendErr error
+		want    string // the reply's value, or the error's text
+	}{
+		{name: "reply", ctx: context.Background(), reply: true, want: "pong"},
+		{name: "output closed", ctx: context.Background(), closed: closed, want: "h closed its output"},
+		{name: "cancelled", ctx: cancelled, want: context.Canceled.Error()},
+		{name: "send fails", ctx: context.Background(), sendErr: errors.New("broken pipe"), want: "broken pipe"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := NewCalls[string]("h")
+			if c.Deliver("fabric-1", "early") {
+				t.Fatal("a reply for an id nobody waits for was delivered")
+			}
+			got, err := c.Call(tt.ctx, tt.closed, func(id string) error {
+				if tt.sendErr != nil {
+					return tt.sendErr
+				}
+				if tt.reply && !c.Deliver(id, "pong") {
+					t.Error("the reply to a pending call was not delivered")
+				}
+				return nil
+			})
+			if err != nil {
+				got = err.Error()
+			}
+			if got != tt.want {
+				t.Errorf("Call = %q, want %q", got, tt.want)
+			}
+			if c.Deliver("fabric-1", "late") {
+				t.Error("a reply after the call ended was delivered")
+			}
+		})
+	}
+	if a, b := (&Calls[int]{}).NewID(), (&Calls[int]{}).NewID(); a != "fabric-1" || b != "fabric-1" {
+		t.Errorf("first ids %q %q", a, b)
+	}
+}
+
+func TestHandshakeFailed(t *testing.T) {
+	stopped := false
+	err := HandshakeFailed("code_x", "h", "initialize", errors.New("h closed its output"), func(ctx context.Context) error {
+		if _, ok := ctx.Deadline(); !ok {
+			t.Error("stop has no deadline")
+		}
+		stopped = true
+		return nil
+	}, nil)
+	if !stopped || err.Code != "code_x" || err.Message != "h did not answer initialize: h closed its output" {
+		t.Errorf("stopped %v, error %+v", stopped, err)
+	}
+}

@@ -69,11 +69,15 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
+	ws, err := adapterkit.Workspace(in)
+	if err != nil {
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
+	}
 	if err := l.prepare(dirs); err != nil {
 		_ = os.RemoveAll(dirs.Root)
 		return nil, adapterkit.Errorf(CodeStartFailed, "private directories: %w", err)
 	}
-	s, err := start(ctx, bin, l, dirs, workspace(in), log)
+	s, err := start(ctx, bin, l, dirs, ws, log)
 	if err != nil {
 		_ = os.RemoveAll(dirs.Root)
 		return nil, err
@@ -81,30 +85,11 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	ictx, cancel := context.WithTimeout(ctx, set.initializeTimeout())
 	defer cancel()
 	if _, err := s.control(ictx, map[string]any{"subtype": "initialize"}); err != nil {
-		sctx, scancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer scancel()
-		_ = s.Stop(sctx)
-		msg := err.Error()
-		if info, ok := s.proc.ExitState(); ok {
-			msg += " (claude " + info.String() + "; its stderr is in the host's diagnostics)"
-		}
-		return nil, adapterkit.Errorf(CodeInitializeFailed, "claude did not answer initialize: %s", msg)
+		return nil, adapterkit.HandshakeFailed(CodeInitializeFailed, "claude", "initialize", err, s.Stop, s.proc)
 	}
 	s.initialized.Store(true)
 	log.Info("claude started", "pid", s.proc.Pid(), "binary", bin, "model", l.Model, "key_env", l.KeyEnv)
 	return s, nil
-}
-
-// workspace is where claude runs: the environment's workspace, else the
-// host's working directory.
-func workspace(in adapterkit.StartInput) string {
-	if w := in.RuntimeContext.Environment.Workspace; w != nil && *w != "" {
-		return *w
-	}
-	if wd, err := os.Getwd(); err == nil {
-		return wd
-	}
-	return ""
 }
 
 // session is one running claude process.
@@ -116,13 +101,13 @@ type session struct {
 	scrub  scrubber
 	logger *slog.Logger
 
+	calls *adapterkit.Calls[controlReply] // our control requests by id
+
 	mu        sync.Mutex
-	pending   map[string]chan controlReply // our control requests by id
-	turn      *turn                        // the running turn, or nil
-	activeCmd string                       // command uuid claude last started
+	turn      *turn  // the running turn, or nil
+	activeCmd string // command uuid claude last started
 	sessionID string
 
-	seq         atomic.Int64
 	initialized atomic.Bool
 	broken      atomic.Bool // a turn found claude gone or unwritable
 	readerDone  chan struct{}
@@ -171,7 +156,7 @@ func start(ctx context.Context, bin string, l *launch, dirs privateDirs, dir str
 	}
 	s := &session{
 		proc: p, stdin: adapterkit.NewLineWriter(stdinW, writeTimeout), stdout: stdoutR, dirs: dirs, scrub: scrubber{secret: l.key}, logger: logger,
-		pending: map[string]chan controlReply{}, readerDone: make(chan struct{}),
+		calls: adapterkit.NewCalls[controlReply]("claude"), readerDone: make(chan struct{}),
 	}
 	go s.read()
 	return s, nil
@@ -179,30 +164,19 @@ func start(ctx context.Context, bin string, l *launch, dirs privateDirs, dir str
 
 // control sends a control request and waits for its response.
 func (s *session) control(ctx context.Context, req map[string]any) (json.RawMessage, error) {
-	id := fmt.Sprintf("fabric-%d", s.seq.Add(1))
-	ch := make(chan controlReply, 1)
-	s.mu.Lock()
-	s.pending[id] = ch
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.pending, id)
-		s.mu.Unlock()
-	}()
-	if err := s.stdin.Send(map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
-		return nil, fmt.Errorf("write %s: %w", req["subtype"], err)
-	}
-	select {
-	case r := <-ch:
-		if r.Subtype == "error" {
-			return nil, fmt.Errorf("%s: %s", req["subtype"], r.Error)
+	r, err := s.calls.Call(ctx, s.readerDone, func(id string) error {
+		if err := s.stdin.Send(map[string]any{"type": "control_request", "request_id": id, "request": req}); err != nil {
+			return fmt.Errorf("write %s: %w", req["subtype"], err)
 		}
-		return r.Response, nil
-	case <-s.readerDone:
-		return nil, errors.New("claude closed its output")
-	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	if r.Subtype == "error" {
+		return nil, fmt.Errorf("%s: %s", req["subtype"], r.Error)
+	}
+	return r.Response, nil
 }
 
 // read parses claude's output until it ends.
@@ -230,17 +204,8 @@ func (s *session) read() {
 func (s *session) dispatch(m *message) {
 	switch m.Type {
 	case "control_response":
-		if m.Response == nil {
-			return
-		}
-		s.mu.Lock()
-		ch := s.pending[m.Response.RequestID]
-		s.mu.Unlock()
-		if ch != nil {
-			select {
-			case ch <- *m.Response:
-			default:
-			}
+		if m.Response != nil {
+			s.calls.Deliver(m.Response.RequestID, *m.Response)
 		}
 		return
 	case "control_request":
@@ -387,7 +352,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 
 	// Cancelled: interrupt the turn and wait a bounded time for its end.
 	t.interrupted.Store(true)
-	if err := s.stdin.Send(map[string]any{"type": "control_request", "request_id": fmt.Sprintf("fabric-%d", s.seq.Add(1)),
+	if err := s.stdin.Send(map[string]any{"type": "control_request", "request_id": s.calls.NewID(),
 		"request": map[string]any{"subtype": "interrupt"}}); err != nil {
 		s.logger.Warn("claude: sending interrupt failed", "err", err)
 	}

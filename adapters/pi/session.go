@@ -71,38 +71,25 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, err
 	}
+	ws, err := adapterkit.Workspace(in)
+	if err != nil {
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
+	}
 	if err := l.prepare(dirs); err != nil {
 		_ = os.RemoveAll(dirs.Root)
 		return nil, adapterkit.Errorf(CodeStartFailed, "private directories: %w", err)
 	}
-	s, err := start(ctx, bin, l, dirs, workspace(in), log)
+	s, err := start(ctx, bin, l, dirs, ws, log)
 	if err != nil {
 		_ = os.RemoveAll(dirs.Root)
 		return nil, err
 	}
 	if _, err := s.command(ctx, map[string]any{"type": "get_state"}); err != nil {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = s.Stop(sctx)
-		msg := err.Error()
-		if info, ok := s.proc.ExitState(); ok {
-			msg += " (pi " + info.String() + "; its stderr is in the host's diagnostics)"
-		}
-		return nil, adapterkit.Errorf(CodeStartFailed, "pi did not answer get_state: %s", msg)
+		return nil, adapterkit.HandshakeFailed(CodeStartFailed, "pi", "get_state", err, s.Stop, s.proc)
 	}
 	s.ready.Store(true)
 	log.Info("pi started", "pid", s.proc.Pid(), "binary", bin, "model", l.Model, "key_env", l.KeyEnv)
 	return s, nil
-}
-
-func workspace(in adapterkit.StartInput) string {
-	if w := in.RuntimeContext.Environment.Workspace; w != nil && *w != "" {
-		return *w
-	}
-	if wd, err := os.Getwd(); err == nil {
-		return wd
-	}
-	return ""
 }
 
 // rpcLine is any line pi writes: a response or an agent event.
@@ -166,11 +153,11 @@ type session struct {
 	key    string
 	logger *slog.Logger
 
-	mu      sync.Mutex
-	pending map[string]chan rpcLine
-	turn    *turn
+	calls *adapterkit.Calls[rpcLine] // our commands by id
 
-	seq        atomic.Int64
+	mu   sync.Mutex
+	turn *turn
+
 	ready      atomic.Bool
 	broken     atomic.Bool
 	readerDone chan struct{}
@@ -205,38 +192,27 @@ func start(ctx context.Context, bin string, l *launch, dirs privateDirs, dir str
 		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	s := &session{proc: p, stdin: adapterkit.NewLineWriter(stdinW, writeTimeout), stdout: stdoutR, dirs: dirs, key: l.key, logger: logger,
-		pending: map[string]chan rpcLine{}, readerDone: make(chan struct{})}
+		calls: adapterkit.NewCalls[rpcLine]("pi"), readerDone: make(chan struct{})}
 	go s.read()
 	return s, nil
 }
 
 // command sends one command with a fresh id and waits for its response.
 func (s *session) command(ctx context.Context, cmd map[string]any) (rpcLine, error) {
-	id := fmt.Sprintf("fabric-%d", s.seq.Add(1))
-	cmd["id"] = id
-	ch := make(chan rpcLine, 1)
-	s.mu.Lock()
-	s.pending[id] = ch
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.pending, id)
-		s.mu.Unlock()
-	}()
-	if err := s.stdin.Send(cmd); err != nil {
-		return rpcLine{}, fmt.Errorf("write %s: %w", cmd["type"], err)
-	}
-	select {
-	case r := <-ch:
-		if !r.Success {
-			return r, fmt.Errorf("%s: %s", cmd["type"], s.scrub(r.Error))
+	r, err := s.calls.Call(ctx, s.readerDone, func(id string) error {
+		cmd["id"] = id
+		if err := s.stdin.Send(cmd); err != nil {
+			return fmt.Errorf("write %s: %w", cmd["type"], err)
 		}
-		return r, nil
-	case <-s.readerDone:
-		return rpcLine{}, errors.New("pi closed its output")
-	case <-ctx.Done():
-		return rpcLine{}, ctx.Err()
+		return nil
+	})
+	if err != nil {
+		return rpcLine{}, err
 	}
+	if !r.Success {
+		return r, fmt.Errorf("%s: %s", cmd["type"], s.scrub(r.Error))
+	}
+	return r, nil
 }
 
 func (s *session) read() {
@@ -281,15 +257,7 @@ func (s *session) skipLine(r *bufio.Reader) {
 
 func (s *session) dispatch(m *rpcLine) {
 	if m.Type == "response" {
-		s.mu.Lock()
-		ch := s.pending[m.ID]
-		s.mu.Unlock()
-		if ch != nil {
-			select {
-			case ch <- *m:
-			default:
-			}
-		}
+		s.calls.Deliver(m.ID, *m)
 		return
 	}
 	s.mu.Lock()
@@ -413,7 +381,7 @@ func (s *session) Invoke(ctx context.Context, inv adapterkit.Invocation) (contra
 
 // abort sends abort and waits a bounded time for the turn's agent_end.
 func (s *session) abort(t *turn) {
-	if err := s.stdin.Send(map[string]any{"type": "abort", "id": fmt.Sprintf("fabric-%d", s.seq.Add(1))}); err != nil {
+	if err := s.stdin.Send(map[string]any{"type": "abort", "id": s.calls.NewID()}); err != nil {
 		s.logger.Warn("pi: sending abort failed", "err", err)
 	}
 	timer := time.NewTimer(cancelWait)

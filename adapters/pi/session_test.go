@@ -1,11 +1,13 @@
 package pi
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
 	"testing"
 
+	"github.com/fabric-runtime/fabric/adapterkit"
 	"github.com/fabric-runtime/fabric/adapterkit/adaptertest"
 	"github.com/fabric-runtime/fabric/contract"
 )
@@ -24,7 +26,7 @@ func feed(t *testing.T, s *session, lines ...string) {
 
 func newTestSession() (*session, *turn, *adaptertest.Events) {
 	rec := &adaptertest.Events{}
-	s := &session{key: "sk-secret-key", logger: slog.New(slog.NewTextHandler(io.Discard, nil)), pending: map[string]chan rpcLine{}}
+	s := &session{key: "sk-secret-key", logger: slog.New(slog.NewTextHandler(io.Discard, nil)), calls: adapterkit.NewCalls[rpcLine]("pi")}
 	t := &turn{events: rec, done: make(chan struct{})}
 	s.turn = t
 	return s, t, rec
@@ -95,15 +97,20 @@ func TestResultErrorsAndAbort(t *testing.T) {
 
 func TestResponsesReachTheirCommand(t *testing.T) {
 	s, _, _ := newTestSession()
-	ch := make(chan rpcLine, 1)
-	s.pending["fabric-1"] = ch
-	feed(t, s, `{"id":"fabric-1","type":"response","command":"prompt","success":false,"error":"busy"}`, `{"id":"other","type":"response"}`)
-	select {
-	case r := <-ch:
-		if r.Success || r.Error != "busy" {
-			t.Errorf("response %+v", r)
-		}
-	default:
-		t.Fatal("the response was not delivered")
+	sent := make(chan string, 1)
+	type reply struct {
+		r   rpcLine
+		err error
+	}
+	got := make(chan reply, 1)
+	go func() {
+		r, err := s.calls.Call(context.Background(), nil, func(id string) error { sent <- id; return nil })
+		got <- reply{r, err}
+	}()
+	id := <-sent
+	feed(t, s, `{"id":"other","type":"response"}`, `{"id":"`+id+`","type":"response","command":"prompt","success":false,"error":"busy"}`)
+	r := <-got
+	if r.err != nil || r.r.Success || r.r.Error != "busy" || r.r.Command != "prompt" {
+		t.Errorf("response %+v, err %v", r.r, r.err)
 	}
 }

@@ -5,13 +5,12 @@
 // Emitter it hands to a turn; nothing is process-global.
 package permission
 
-import "sync"
+import "github.com/fabric-runtime/fabric/internal/pending"
 
 // Set is the pending requests of one host, by request id. The zero value
 // is ready to use.
 type Set struct {
-	mu sync.Mutex
-	m  map[string]chan string
+	t pending.Table[string]
 }
 
 // Holder is implemented by the Emitters that carry their host's Set.
@@ -20,35 +19,11 @@ type Holder interface {
 }
 
 // Add registers a pending request; its decision arrives on the channel.
-func (s *Set) Add(id string) <-chan string {
-	ch := make(chan string, 1)
-	s.mu.Lock()
-	if s.m == nil {
-		s.m = map[string]chan string{}
-	}
-	s.m[id] = ch
-	s.mu.Unlock()
-	return ch
-}
+func (s *Set) Add(id string) <-chan string { return s.t.Add(id) }
 
 // Remove forgets a request (decided, timed out or cancelled).
-func (s *Set) Remove(id string) {
-	s.mu.Lock()
-	delete(s.m, id)
-	s.mu.Unlock()
-}
+func (s *Set) Remove(id string) { s.t.Remove(id) }
 
 // Decide delivers decision to the pending request id and reports whether
 // one took it.
-func (s *Set) Decide(id, decision string) bool {
-	s.mu.Lock()
-	ch, ok := s.m[id]
-	if ok {
-		delete(s.m, id)
-	}
-	s.mu.Unlock()
-	if ok {
-		ch <- decision
-	}
-	return ok
-}
+func (s *Set) Decide(id, decision string) bool { return s.t.Deliver(id, decision) }
