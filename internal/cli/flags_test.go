@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -34,4 +35,30 @@ func TestStringsVar(t *testing.T) {
 	if _, ok := fresh.Lookup("x").Value.(cobra.SliceValue); !ok {
 		t.Error("not a cobra.SliceValue: completion would not offer the flag again")
 	}
+}
+
+// No flag of the fabric command tree is pflag's StringArray or
+// StringSlice: their values allocate a 4 KB csv.Writer when registered,
+// in every process (stringsVar says more). conformance --only, a
+// comma-separated list, is the one StringSlice left.
+func TestNoCSVFlags(t *testing.T) {
+	a := &app{}
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			switch fmt.Sprintf("%T", f.Value) {
+			case "*pflag.stringArrayValue":
+				t.Errorf("%s --%s: pflag's StringArrayVar; use stringsVar", c.CommandPath(), f.Name)
+			case "*pflag.stringSliceValue":
+				if c.CommandPath() != "fabric conformance" || f.Name != "only" {
+					t.Errorf("%s --%s: pflag's StringSliceVar allocates 4 KB when registered", c.CommandPath(), f.Name)
+				}
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(a.rootCommand())
 }
