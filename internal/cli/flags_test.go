@@ -60,5 +60,7 @@ func TestNoCSVFlags(t *testing.T) {
 			walk(sub)
 		}
 	}
-	walk(a.rootCommand())
+	root := a.rootCommand()
+	a.populateAll()
+	walk(root)
 }
