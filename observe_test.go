@@ -11,14 +11,14 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
-	"github.com/fabric-runtime/fabric/internal/telemetry"
+	"github.com/fabric-runtime/fabric/internal/testsupport/spanrecorder"
 )
 
 // TestTelemetrySpans: one runtime's start, invocations (plain and
 // streamed) and stop as a span tree, the trace context in the host's
 // environment and in the adapter's runtime context.
 func TestTelemetrySpans(t *testing.T) {
-	rec := telemetry.NewRecorder()
+	rec := spanrecorder.New()
 	client := fabric.New(fabric.WithBundledAdapters(bundled.Adapters()), fabric.WithStateDir(t.TempDir()), fabric.WithTelemetryProviders(rec.TracerProvider(), nil))
 	cfg, err := client.ParseConfig([]byte(`
 schema_version: fabric.agent/v1alpha1
@@ -56,7 +56,7 @@ harness:
 	}
 
 	spans := rec.Spans()
-	byName := map[string][]telemetry.RecordedSpan{}
+	byName := map[string][]spanrecorder.Span{}
 	for _, sp := range spans {
 		byName[sp.Name] = append(byName[sp.Name], sp)
 	}
@@ -64,7 +64,7 @@ harness:
 	if len(start) != 1 || len(byName["fabric.runtime.stop"]) != 1 || len(byName["fabric.plan"]) != 1 {
 		t.Fatalf("spans %v", names(spans))
 	}
-	var invs []telemetry.RecordedSpan
+	var invs []spanrecorder.Span
 	for _, sp := range spans {
 		if strings.HasPrefix(sp.Name, "invoke_agent") {
 			invs = append(invs, sp)
@@ -92,7 +92,7 @@ harness:
 	}
 }
 
-func names(spans []telemetry.RecordedSpan) []string {
+func names(spans []spanrecorder.Span) []string {
 	var out []string
 	for _, s := range spans {
 		out = append(out, s.Name)

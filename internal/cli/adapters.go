@@ -13,7 +13,7 @@ func (a *app) adaptersCommand() *cobra.Command {
 	var local []string
 	cmd := &cobra.Command{Use: "adapters", Short: "List and show discovered adapter descriptors"}
 	cmd.PersistentFlags().StringVar(&baseDir, "base-dir", "", "base directory whose adapters/ and node_modules are searched (default: current directory)")
-	cmd.PersistentFlags().StringArrayVar(&local, "path", nil, "extra descriptor file or directory (repeatable), like discovery.local_paths")
+	stringsVar(cmd.PersistentFlags(), &local, "path", "extra descriptor file or directory (repeatable), like discovery.local_paths")
 	resolveBase := func() (string, error) {
 		if baseDir != "" {
 			return absPath(baseDir)

@@ -24,14 +24,14 @@ import (
 const ExitInterrupted = 3
 
 func (a *app) batchCommand() *cobra.Command {
-	cmd := &cobra.Command{
+	return a.group(&cobra.Command{
 		Use:   "batch",
 		Short: "Run tasks x configs x repeats and report pass rates (fabric.batch/v1alpha1)",
-	}
-	cmd.AddCommand(a.batchRunCommand(), a.batchStatusCommand(), a.batchReportCommand(), a.batchRegradeCommand(),
-		a.batchTemporalCommand("worker", "Serve trials as a Temporal worker (fabric-temporal worker; docs/batch-temporal.md)"),
-		a.batchTemporalCommand("cancel", "Cancel a batch running on Temporal (fabric-temporal cancel --dir DIR)"))
-	return cmd
+	}, func(cmd *cobra.Command) {
+		cmd.AddCommand(a.batchRunCommand(), a.batchStatusCommand(), a.batchReportCommand(), a.batchRegradeCommand(),
+			a.batchTemporalCommand("worker", "Serve trials as a Temporal worker (fabric-temporal worker; docs/batch-temporal.md)"),
+			a.batchTemporalCommand("cancel", "Cancel a batch running on Temporal (fabric-temporal cancel --dir DIR)"))
+	})
 }
 
 // batchTemporalCommand passes its arguments to fabric-temporal's

@@ -60,6 +60,8 @@ type app struct {
 	// settings and the executable's path, which a command's help or a
 	// usage error never needs (bench/cli).
 	client func() *fabric.Client
+	// groups are the group commands not built yet (group).
+	groups map[*cobra.Command]func(*cobra.Command)
 }
 
 // Main runs the fabric CLI with the process's arguments and streams; the
@@ -78,6 +80,7 @@ func Run(ctx context.Context, args []string, stdio Stdio) int {
 func run(ctx context.Context, args []string, stdio Stdio, signals bool) int {
 	a := &app{stdio: stdio, signals: signals, client: sync.OnceValue(func() *fabric.Client { return fabric.New(clientopts.Binary(os.Getenv)...) })}
 	root := a.rootCommand()
+	a.populate(root, args)
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)

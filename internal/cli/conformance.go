@@ -58,7 +58,7 @@ func (a *app) conformanceCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&profilePath, "profile", "", "conformance profile (YAML or JSON) saying how to exercise the adapter")
 	cmd.Flags().DurationVar(&itemTimeout, "item-timeout", conformance.DefaultItemTimeout, "time limit of each item")
-	cmd.Flags().StringSliceVar(&only, "only", nil, "run only these item ids (the others are skipped)")
+	listVar(cmd.Flags(), &only, "only", "run only these item ids (the others are skipped)")
 	return cmd
 }
 

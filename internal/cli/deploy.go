@@ -24,12 +24,16 @@ import (
 )
 
 func (a *app) deployCommand() *cobra.Command {
-	cmd := &cobra.Command{
+	return a.group(&cobra.Command{
 		Use:   "deploy",
 		Short: "Declare agents and shared services in a fabric.deployment document and keep them running under a supervisor",
 		Long: "plan observes only; apply reconciles, waits for readiness and exits while a supervisor (fabric serve) keeps the agents and services running; " +
 			"status, export and destroy read and remove what apply made. Every verb takes the document, --state-dir (default .fabric/<metadata.name>/ beside it) and -o json|text.",
-	}
+	}, func(cmd *cobra.Command) { a.populateDeploy(cmd) })
+}
+
+// populateDeploy adds deploy's verbs and its --state-dir.
+func (a *app) populateDeploy(cmd *cobra.Command) {
 	var stateDir string
 	var timeout time.Duration
 	opts := func(file string) deploy.Options {
@@ -147,7 +151,6 @@ func (a *app) deployCommand() *cobra.Command {
 	}
 
 	cmd.AddCommand(initCmd, planCmd, applyCmd, statusCmd, exportCmd, destroyCmd, consoleCmd, a.deployAccessCommand(opts))
-	return cmd
 }
 
 // deployAccessCommand is fabric deploy access: keys of an access gateway,

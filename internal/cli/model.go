@@ -14,13 +14,12 @@ import (
 )
 
 func (a *app) modelCommand() *cobra.Command {
-	cmd := &cobra.Command{
+	return a.group(&cobra.Command{
 		Use:   "model",
 		Short: "The scripted model endpoint for offline runs and tests",
-	}
-	cmd.AddCommand(a.modelServeCommand())
-	cmd.AddCommand(a.modelProxyCommand())
-	return cmd
+	}, func(cmd *cobra.Command) {
+		cmd.AddCommand(a.modelServeCommand(), a.modelProxyCommand())
+	})
 }
 
 // modelServeInfo is the one JSON line `fabric model serve` prints once it

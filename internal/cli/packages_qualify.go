@@ -171,7 +171,7 @@ func (a *app) receiptVerifyCommand() *cobra.Command {
 				"package": p.Package.ID + "@" + p.Package.Version, "platform": p.Platform, "qualified": p.Verdict.Qualified, "package_checked": pkgPath != ""})
 		},
 	}
-	cmd.Flags().StringArrayVar(&keyFiles, "key", nil, "qualifier public (or private) key file; repeat for more")
+	stringsVar(cmd.Flags(), &keyFiles, "key", "qualifier public (or private) key file; repeat for more")
 	cmd.Flags().StringVar(&pkgPath, "package", "", "package directory the receipt must be about")
 	cmd.Flags().StringVar(&platform, "platform", "", "platform the receipt must be for (default: this machine's)")
 	return cmd

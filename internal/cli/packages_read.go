@@ -45,7 +45,7 @@ func packageChecks() []packageCheck {
 func (a *app) packagesReadCommands() []*cobra.Command {
 	var dirs []string
 	addDirs := func(c *cobra.Command) {
-		c.Flags().StringArrayVar(&dirs, "dir", nil, "a package directory, or a directory of package directories, searched after the bundled packages (repeatable)")
+		stringsVar(c.Flags(), &dirs, "dir", "a package directory, or a directory of package directories, searched after the bundled packages (repeatable)")
 	}
 	digest := &cobra.Command{
 		Use:   "digest PATH|ID",

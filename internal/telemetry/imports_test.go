@@ -21,8 +21,10 @@ var heavyPrefixes = []string{
 	"google.golang.org/protobuf",
 }
 
-// exporterPackages may import the exporters (and gRPC under them).
-var exporterPackages = []string{"github.com/fabric-runtime/fabric/otlp", "github.com/fabric-runtime/fabric/otlp/otlpgrpc"}
+// exporterPackages may import the exporters (and gRPC under them);
+// spanrecorder, test support that no shipped program links, the SDK's
+// in-memory exporter.
+var exporterPackages = []string{"github.com/fabric-runtime/fabric/otlp", "github.com/fabric-runtime/fabric/otlp/otlpgrpc", "github.com/fabric-runtime/fabric/internal/testsupport/spanrecorder"}
 
 // TestOnlyTelemetryImportsTheSDK keeps the SDK out of every other package
 // of the module (tests included); the API (otel, otel/trace, otel/metric)

@@ -50,10 +50,17 @@ var testSupport = map[string]string{
 	Module + "/adapterkit/adaptertest": "the live-test rig (public, for adapters' own tests)",
 }
 
+// testExporters are the OTel SDK's exporters for tests, which no shipped
+// program links, cmd/fabric included (it links the conformance suite, not
+// these): tests record spans with internal/testsupport/spanrecorder.
+var testExporters = map[string]string{
+	"go.opentelemetry.io/otel/sdk/trace/tracetest": "the OTel SDK's in-memory span exporter (tests: internal/testsupport/spanrecorder)",
+}
+
 // hostBad is what an adapter host, and the kit it is built from, must not
 // link: it starts for every runtime, so everything it links it pays for
 // in start time and memory.
-var hostBad = merge(testSupport, generation, map[string]string{
+var hostBad = merge(testSupport, testExporters, generation, map[string]string{
 	"github.com/santhosh-tekuri/jsonschema": "JSON Schema compilation",
 	"github.com/kaptinlin/jsonschema":       "JSON Schema compilation",
 	Module + "/contract/validate":           "JSON Schema compilation",
@@ -89,7 +96,7 @@ var hostPending = map[string]string{}
 // agentCtlBad is what fabric-agent-ctl must not link: it runs as a probe
 // through exec, so it carries the runtime but nothing for tests or for
 // the fabric CLI's own verbs.
-var agentCtlBad = merge(testSupport, slowInit, generation, grpc, protobuf, map[string]string{
+var agentCtlBad = merge(testSupport, testExporters, slowInit, generation, grpc, protobuf, map[string]string{
 	Module + "/internal/cli": "the fabric CLI's command tree",
 })
 
@@ -138,7 +145,7 @@ var generation = map[string]string{
 // package fabric alone pays for no adapter and no exporter; the bundled
 // adapters (fabric.WithBundledAdapters) and the OTLP exporters are opt-in
 // packages that Fabric's binaries wire in.
-var sdkBad = merge(testSupport, slowInit, generation, map[string]string{
+var sdkBad = merge(testSupport, testExporters, slowInit, generation, map[string]string{
 	Module + "/adapters":                 "the bundled adapters (opt in with fabric.WithBundledAdapters)",
 	Module + "/otlp":                     "the OTLP exporters (opt in with fabric.WithOTLPExporters)",
 	"go.opentelemetry.io/otel/exporters": "OTel exporters",
@@ -169,7 +176,7 @@ func TestDeps(t *testing.T) {
 		{Module + "/cmd/fabric-agent-ctl", agentCtlBad, nil},
 		{Module, sdkBad, nil},
 		{Module + "/otlp", merge(testSupport, grpc, protobuf), nil},
-		{Module + "/cmd/fabric", merge(slowInit, generation, grpc, protobuf), nil}, // it runs the conformance suite, so it links test support
+		{Module + "/cmd/fabric", merge(testExporters, slowInit, generation, grpc, protobuf), nil}, // it runs the conformance suite, so it links test support
 	} {
 		name := strings.TrimPrefix(c.pkg, Module+"/")
 		if c.pkg == Module {

@@ -1,4 +1,9 @@
-package telemetry
+// Package spanrecorder keeps the spans a TracerProvider finishes in
+// memory, for tests of packages that may not import the OpenTelemetry SDK
+// themselves (internal/telemetry/imports_test.go). It lives under
+// internal/testsupport so no shipped program links the SDK's test
+// exporters (internal/testsupport/deptest).
+package spanrecorder
 
 import (
 	"context"
@@ -8,16 +13,15 @@ import (
 	"go.opentelemetry.io/otel/trace"
 )
 
-// Recorder keeps finished spans in memory, for tests of packages that may
-// not import the SDK themselves and for debugging.
+// Recorder keeps finished spans in memory.
 type Recorder struct {
 	exp *tracetest.InMemoryExporter
 	tp  *sdktrace.TracerProvider
 }
 
-// NewRecorder returns a Recorder whose TracerProvider exports every span
+// New returns a Recorder whose TracerProvider exports every span
 // synchronously to memory.
-func NewRecorder() *Recorder {
+func New() *Recorder {
 	exp := tracetest.NewInMemoryExporter()
 	return &Recorder{exp: exp, tp: sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))}
 }
@@ -25,8 +29,8 @@ func NewRecorder() *Recorder {
 // TracerProvider is the provider to trace through.
 func (r *Recorder) TracerProvider() trace.TracerProvider { return r.tp }
 
-// RecordedSpan is a finished span, flattened.
-type RecordedSpan struct {
+// Span is a finished span, flattened.
+type Span struct {
 	Name     string
 	TraceID  string
 	SpanID   string
@@ -37,10 +41,10 @@ type RecordedSpan struct {
 }
 
 // Spans returns the spans finished so far, in the order they ended.
-func (r *Recorder) Spans() []RecordedSpan {
-	var out []RecordedSpan
+func (r *Recorder) Spans() []Span {
+	var out []Span
 	for _, s := range r.exp.GetSpans() {
-		rs := RecordedSpan{
+		rs := Span{
 			Name: s.Name, TraceID: s.SpanContext.TraceID().String(), SpanID: s.SpanContext.SpanID().String(),
 			Status: s.Status.Code.String(), Attrs: map[string]any{},
 		}
