@@ -15,6 +15,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/wire"
 )
 
 // phase is where the host's one runtime is in its life.
@@ -198,7 +199,6 @@ type invokePayload struct {
 // runtime id even when the rest is invalid, and the error to report once
 // the state checks have passed, as upstream orders them.
 func decodeStart(raw json.RawMessage) (p startPayload, runtimeID string, bad *hostproto.ErrorData) {
-	presizeStack(0)
 	err := json.Unmarshal(raw, &p)
 	if p.RuntimeContext != nil {
 		runtimeID = p.RuntimeContext.RuntimeID
@@ -226,50 +226,23 @@ func decodeStart(raw json.RawMessage) (p startPayload, runtimeID string, bad *ho
 	return p, runtimeID, bad
 }
 
-// presizeStack grows the calling goroutine's stack to 32 KiB in one step,
-// while the stack holds only the few frames of the request that called it;
-// decodeStart calls it (with 0) before a start's decode and adapter call,
-// decodeInvoke calls presizeStack16 before an invoke's.
-//
-// A goroutine starts with a 2 KiB stack, and each time it outgrows it the
-// runtime copies the stack to one twice the size, reading for every frame
-// on it that function's entries in the binary's pc tables (.gopclntab). A
-// start request decoded on a fresh request goroutine doubled it four times
-// deep inside encoding/json (its reflection over the contract types), an
-// invoke twice, reading the tables of a dozen packages' functions; and the
-// kernel maps the 64 KiB around each page of the binary a process touches
-// (fault-around). Measured with bench/idle: 0.32 MiB of an idle host's
-// 6.22 MiB of the binary's mapped pages. Grown here, those copies never
-// happen. n is never positive: the frame alone, 16 KiB, makes the
-// function's prologue grow the stack; the array is never written.
-//
-//go:noinline
-func presizeStack(n int) byte {
-	if n > 0 {
-		var frame [16 << 10]byte
-		frame[n%len(frame)] = byte(n)
-		return frame[(n*7)%len(frame)]
-	}
-	return 0
-}
-
-// presizeStack16 is presizeStack to 16 KiB, what an invoke needs: a stack
-// that size comes from the runtime's per-thread cache, a 32 KiB one from
-// the heap under its lock, once per invoke.
-//
-//go:noinline
-func presizeStack16(n int) byte {
-	if n > 0 {
-		var frame [8 << 10]byte
-		frame[n%len(frame)] = byte(n)
-		return frame[(n*7)%len(frame)]
+// requestStack is the stack a request's goroutine needs
+// (wire.Options.RequestStack): a start decodes the contract types with
+// encoding/json and runs Adapter.Start, which with a fresh 2 KiB stack
+// made the runtime copy it four times; an invoke copied it twice. v1's
+// loop, which serves every request on one goroutine, takes the larger.
+func requestStack(method string) int {
+	switch method {
+	case hostproto.OpStart:
+		return wire.StackLarge
+	case hostproto.OpInvoke:
+		return wire.StackMedium
 	}
 	return 0
 }
 
 // decodeInvoke decodes an invoke payload like decodeStart.
 func decodeInvoke(raw json.RawMessage) (p invokePayload, runtimeID string, bad *hostproto.ErrorData) {
-	presizeStack16(0)
 	var err error
 	if !hostproto.DecodeInvokePayload(raw, &p.RuntimeContext, &p.Request) {
 		p = invokePayload{}
