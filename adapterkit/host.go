@@ -179,15 +179,7 @@ func (h *host) stopQuietly(s Session) {
 // ---- payloads ----
 
 // startPayload is hostproto.StartParams with presence checks.
-type startPayload struct {
-	AgentName      string                   `json:"agent_name"`
-	BaseDir        string                   `json:"base_dir"`
-	Config         *contract.AgentConfig    `json:"config"`
-	RuntimeContext *contract.RuntimeContext `json:"runtime_context"`
-	CapabilityPlan *contract.CapabilityPlan `json:"capability_plan"`
-	TelemetryPlan  *contract.TelemetryPlan  `json:"telemetry_plan"`
-	Service        *ServiceConnection       `json:"service"`
-}
+type startPayload = hostproto.StartParts
 
 // invokePayload is hostproto.InvokeParams with presence checks.
 type invokePayload struct {
@@ -199,7 +191,11 @@ type invokePayload struct {
 // runtime id even when the rest is invalid, and the error to report once
 // the state checks have passed, as upstream orders them.
 func decodeStart(raw json.RawMessage) (p startPayload, runtimeID string, bad *hostproto.ErrorData) {
-	err := json.Unmarshal(raw, &p)
+	var err error
+	if !hostproto.DecodeStartPayload(raw, &p) {
+		p = startPayload{}
+		err = json.Unmarshal(raw, &p)
+	}
 	if p.RuntimeContext != nil {
 		runtimeID = p.RuntimeContext.RuntimeID
 	}
