@@ -223,15 +223,18 @@ func decodeStart(raw json.RawMessage) (p startPayload, runtimeID string, bad *ho
 }
 
 // requestStack is the stack a request's goroutine needs
-// (wire.Options.RequestStack): a start decodes the contract types with
-// encoding/json and runs Adapter.Start, which with a fresh 2 KiB stack
-// made the runtime copy it four times; an invoke copied it twice. v1's
-// loop, which serves every request on one goroutine, takes the larger.
+// (wire.Options.RequestStack). From a fresh 2 KiB stack, a start (decode
+// and Adapter.Start) made the runtime copy it three or four times, an
+// invoke twice. Both fit in 16 KiB now that a start decodes without
+// reflection (a payload left to encoding/json grows it once more): a
+// stack that size comes from the runtime's per-thread cache, and the
+// invoke after a start reuses the start's, so an idle host keeps one of
+// them, not a 16 KiB and a 32 KiB one (bench/idle: a little less
+// anonymous memory). v1's loop, which serves every request on one
+// goroutine, takes the same.
 func requestStack(method string) int {
 	switch method {
-	case hostproto.OpStart:
-		return wire.StackLarge
-	case hostproto.OpInvoke:
+	case hostproto.OpStart, hostproto.OpInvoke:
 		return wire.StackMedium
 	}
 	return 0
