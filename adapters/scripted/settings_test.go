@@ -2,6 +2,8 @@ package scripted
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -50,6 +52,34 @@ func TestSettingsFast(t *testing.T) {
 		}
 		if diff := cmp.Diff(slow, fast); diff != "" {
 			t.Errorf("%s (-DecodeSettings +settingsFast):\n%s", c.doc, diff)
+		}
+	}
+}
+
+// TestSettingsFastKnowsEveryField: settingsFast takes every field of
+// Settings but usage (left to DecodeSettings), so that a field added to
+// Settings must be taught to it; until then a start that sets it decodes
+// its settings with reflection again.
+func TestSettingsFastKnowsEveryField(t *testing.T) {
+	for f := range reflect.TypeFor[Settings]().Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "usage" {
+			continue
+		}
+		var v any
+		switch typ := f.Type; {
+		case typ.Kind() == reflect.String || typ.Kind() == reflect.Pointer && typ.Elem().Kind() == reflect.String:
+			v = "x"
+		case typ.Kind() == reflect.Int || typ.Kind() == reflect.Pointer && typ.Elem().Kind() == reflect.Int:
+			v = 2.0
+		case typ.Kind() == reflect.Slice && typ.Elem().Kind() == reflect.String:
+			v = []any{"x"}
+		default:
+			t.Fatalf("settings field %s has a type this test does not know: %v", name, typ)
+		}
+		var set Settings
+		if !settingsFast(map[string]any{name: v}, &set) {
+			t.Errorf("settingsFast declines %s", name)
 		}
 	}
 }

@@ -2,9 +2,14 @@ package hostproto
 
 import (
 	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/fabric-runtime/fabric/contract"
 )
 
 // The start payload's fast decoder against encoding/json.
@@ -71,5 +76,57 @@ func checkStartPayload(t *testing.T, doc []byte) {
 	}
 	if diff := cmp.Diff(slow, fast); diff != "" {
 		t.Errorf("%s (-json +fast):\n%s", doc, diff)
+	}
+}
+
+// TestStartTablesKnowEveryField: each table of the start payload knows
+// exactly its type's JSON fields, but for what it leaves to encoding/json
+// on purpose. A field added to these types must be taught to the tables:
+// until then every start that carries it decodes with reflection again.
+func TestStartTablesKnowEveryField(t *testing.T) {
+	for _, c := range []struct {
+		typ  reflect.Type
+		o    *object
+		left []string // fields left to encoding/json; "*" for all
+	}{
+		{reflect.TypeFor[StartParts](), &startPartsObject, nil},
+		{reflect.TypeFor[contract.AgentConfig](), &agentConfigObject, nil},
+		{reflect.TypeFor[contract.AgentHarnessConfig](), &harnessObject, nil},
+		{reflect.TypeFor[contract.AgentModel](), &modelObject, nil},
+		{reflect.TypeFor[contract.AgentInstructionsConfig](), &instructionsObject, nil},
+		{reflect.TypeFor[contract.AgentInstruction](), &instructionObject, nil},
+		{reflect.TypeFor[contract.AgentRuntimeConfig](), &runtimeCfgObject, nil},
+		{reflect.TypeFor[contract.AgentToolsConfig](), &toolsObject, nil},
+		{reflect.TypeFor[contract.AgentToolDefinition](), &toolDefObject, nil},
+		{reflect.TypeFor[contract.AgentMCPConfig](), &mcpObject, []string{"servers"}},
+		{reflect.TypeFor[contract.AgentSkillConfig](), &skillsObject, nil},
+		{reflect.TypeFor[contract.AgentWorkflowConfig](), &workflowObject, nil},
+		{reflect.TypeFor[contract.AgentWorkflowEntrypoint](), &entrypointObject, nil},
+		{reflect.TypeFor[contract.CapabilityPlan](), &capPlanObject, nil},
+		{reflect.TypeFor[contract.CapabilityRoute](), &capRouteObject, nil},
+		{reflect.TypeFor[contract.CapabilityTargetPlan](), &targetPlanObject, nil},
+		{reflect.TypeFor[contract.MCPServerConfig](), &mcpServerObject, []string{"*"}},
+		{reflect.TypeFor[contract.ToolsPlan](), &toolsPlanObject, nil},
+		{reflect.TypeFor[contract.TelemetryPlan](), &telPlanObject, nil},
+		{reflect.TypeFor[ServiceBinding](), &serviceObject, nil},
+	} {
+		var want []string
+		for f := range c.typ.Fields() {
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "-" || !f.IsExported() || slices.Contains(c.left, name) || slices.Contains(c.left, "*") {
+				continue
+			}
+			if name == "" {
+				name = f.Name
+			}
+			want = append(want, name)
+		}
+		var got []string
+		for _, f := range c.o.fields {
+			got = append(got, f.key)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%v: the table knows %v, the type's JSON fields are %v (left to encoding/json: %v)", c.typ, got, want, c.left)
+		}
 	}
 }
