@@ -15,6 +15,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/hostproto"
+	"github.com/fabric-runtime/fabric/internal/wire"
 )
 
 // phase is where the host's one runtime is in its life.
@@ -178,15 +179,7 @@ func (h *host) stopQuietly(s Session) {
 // ---- payloads ----
 
 // startPayload is hostproto.StartParams with presence checks.
-type startPayload struct {
-	AgentName      string                   `json:"agent_name"`
-	BaseDir        string                   `json:"base_dir"`
-	Config         *contract.AgentConfig    `json:"config"`
-	RuntimeContext *contract.RuntimeContext `json:"runtime_context"`
-	CapabilityPlan *contract.CapabilityPlan `json:"capability_plan"`
-	TelemetryPlan  *contract.TelemetryPlan  `json:"telemetry_plan"`
-	Service        *ServiceConnection       `json:"service"`
-}
+type startPayload = hostproto.StartParts
 
 // invokePayload is hostproto.InvokeParams with presence checks.
 type invokePayload struct {
@@ -198,8 +191,11 @@ type invokePayload struct {
 // runtime id even when the rest is invalid, and the error to report once
 // the state checks have passed, as upstream orders them.
 func decodeStart(raw json.RawMessage) (p startPayload, runtimeID string, bad *hostproto.ErrorData) {
-	presizeStack(0)
-	err := json.Unmarshal(raw, &p)
+	var err error
+	if !hostproto.DecodeStartPayload(raw, &p) {
+		p = startPayload{}
+		err = json.Unmarshal(raw, &p)
+	}
 	if p.RuntimeContext != nil {
 		runtimeID = p.RuntimeContext.RuntimeID
 	}
@@ -226,50 +222,26 @@ func decodeStart(raw json.RawMessage) (p startPayload, runtimeID string, bad *ho
 	return p, runtimeID, bad
 }
 
-// presizeStack grows the calling goroutine's stack to 32 KiB in one step,
-// while the stack holds only the few frames of the request that called it;
-// decodeStart calls it (with 0) before a start's decode and adapter call,
-// decodeInvoke calls presizeStack16 before an invoke's.
-//
-// A goroutine starts with a 2 KiB stack, and each time it outgrows it the
-// runtime copies the stack to one twice the size, reading for every frame
-// on it that function's entries in the binary's pc tables (.gopclntab). A
-// start request decoded on a fresh request goroutine doubled it four times
-// deep inside encoding/json (its reflection over the contract types), an
-// invoke twice, reading the tables of a dozen packages' functions; and the
-// kernel maps the 64 KiB around each page of the binary a process touches
-// (fault-around). Measured with bench/idle: 0.32 MiB of an idle host's
-// 6.22 MiB of the binary's mapped pages. Grown here, those copies never
-// happen. n is never positive: the frame alone, 16 KiB, makes the
-// function's prologue grow the stack; the array is never written.
-//
-//go:noinline
-func presizeStack(n int) byte {
-	if n > 0 {
-		var frame [16 << 10]byte
-		frame[n%len(frame)] = byte(n)
-		return frame[(n*7)%len(frame)]
-	}
-	return 0
-}
-
-// presizeStack16 is presizeStack to 16 KiB, what an invoke needs: a stack
-// that size comes from the runtime's per-thread cache, a 32 KiB one from
-// the heap under its lock, once per invoke.
-//
-//go:noinline
-func presizeStack16(n int) byte {
-	if n > 0 {
-		var frame [8 << 10]byte
-		frame[n%len(frame)] = byte(n)
-		return frame[(n*7)%len(frame)]
+// requestStack is the stack a request's goroutine needs
+// (wire.Options.RequestStack). From a fresh 2 KiB stack, a start (decode
+// and Adapter.Start) made the runtime copy it three or four times, an
+// invoke twice. Both fit in 16 KiB now that a start decodes without
+// reflection (a payload left to encoding/json grows it once more): a
+// stack that size comes from the runtime's per-thread cache, and the
+// invoke after a start reuses the start's, so an idle host keeps one of
+// them, not a 16 KiB and a 32 KiB one (bench/idle: a little less
+// anonymous memory). v1's loop, which serves every request on one
+// goroutine, takes the same.
+func requestStack(method string) int {
+	switch method {
+	case hostproto.OpStart, hostproto.OpInvoke:
+		return wire.StackMedium
 	}
 	return 0
 }
 
 // decodeInvoke decodes an invoke payload like decodeStart.
 func decodeInvoke(raw json.RawMessage) (p invokePayload, runtimeID string, bad *hostproto.ErrorData) {
-	presizeStack16(0)
 	var err error
 	if !hostproto.DecodeInvokePayload(raw, &p.RuntimeContext, &p.Request) {
 		p = invokePayload{}

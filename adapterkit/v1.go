@@ -17,7 +17,10 @@ import (
 // blocked in a read or in the adapter.
 func (h *host) serveV1(ctx context.Context, r io.Reader, w io.Writer) error {
 	done := make(chan error, 1)
-	go func() { done <- h.loopV1(ctx, r, w) }()
+	go func() {
+		wire.GrowStack(requestStack(hostproto.OpStart))
+		done <- h.loopV1(ctx, r, w)
+	}()
 	var err error
 	select {
 	case err = <-done:

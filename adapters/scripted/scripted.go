@@ -3,6 +3,7 @@ package scripted
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -143,8 +144,11 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 
 func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 	var set Settings
-	if err := adapterkit.DecodeSettings(h, &set); err != nil {
-		return set, err
+	if h == nil || !settingsFast(h.Settings, &set) {
+		set = Settings{}
+		if err := adapterkit.DecodeSettings(h, &set); err != nil {
+			return set, err
+		}
 	}
 	switch set.Mode {
 	case "":
@@ -160,6 +164,110 @@ func parseSettings(h *contract.AgentHarnessConfig) (Settings, error) {
 		set.FailOnTurn = 1
 	}
 	return set, nil
+}
+
+// settingsFast decodes settings into set as adapterkit.DecodeSettings
+// does, for the values a decoded JSON document holds (strings, float64
+// numbers, lists, null), without encoding/json's reflection, which an
+// idle host would otherwise run once at start and keep the encoders and
+// code of. It reports false for anything else (a key it does not know
+// exactly, a value of another type, usage), which DecodeSettings then
+// decides, errors included.
+func settingsFast(m map[string]any, set *Settings) bool {
+	for k, v := range m {
+		var ok bool
+		switch k {
+		case "response":
+			ok = optional(v, &set.Response, asString)
+		case "responses":
+			ok = stringList(v, &set.Responses)
+		case "mode":
+			ok = value(v, &set.Mode, asString)
+		case "fail_on_turn":
+			ok = value(v, &set.FailOnTurn, asInt)
+		case "events":
+			ok = optional(v, &set.Events, asInt)
+		case "event_interval_ms":
+			ok = optional(v, &set.EventIntervalMS, asInt)
+		case "delay_ms":
+			ok = value(v, &set.DelayMS, asInt)
+		case "stderr":
+			ok = value(v, &set.Stderr, asString)
+		case "service_token_env":
+			ok = value(v, &set.ServiceTokenEnv, asString)
+		case "relay_records":
+			ok = value(v, &set.RelayRecords, asInt)
+		case "relay_stray":
+			ok = value(v, &set.RelayStray, asInt)
+		case "model_role":
+			ok = value(v, &set.ModelRole, asString)
+		case "max_steps":
+			ok = value(v, &set.MaxSteps, asInt)
+		case "tool_timeout_ms":
+			ok = value(v, &set.ToolTimeoutMS, asInt)
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// value sets *dst from v; null leaves it, as in JSON.
+func value[T any](v any, dst *T, as func(any) (T, bool)) bool {
+	if v == nil {
+		return true
+	}
+	x, ok := as(v)
+	*dst = x
+	return ok
+}
+
+// optional sets *dst to a new T from v; null makes it nil, as in JSON.
+func optional[T any](v any, dst **T, as func(any) (T, bool)) bool {
+	if v == nil {
+		*dst = nil
+		return true
+	}
+	x, ok := as(v)
+	*dst = &x
+	return ok
+}
+
+func stringList(v any, dst *[]string) bool {
+	if v == nil {
+		*dst = nil
+		return true
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return false
+	}
+	*dst = make([]string, len(l))
+	for i, e := range l {
+		if e == nil {
+			continue
+		}
+		if (*dst)[i], ok = e.(string); !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func asString(v any) (string, bool) {
+	s, ok := v.(string)
+	return s, ok
+}
+
+// asInt takes a float64 that encoding/json writes as an integer and reads
+// back into an int: a whole number of at most 2^53 in magnitude.
+func asInt(v any) (int, bool) {
+	f, ok := v.(float64)
+	if !ok || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return 0, false
+	}
+	return int(f), true
 }
 
 type session struct {

@@ -66,6 +66,17 @@ type StartResult struct {
 	Interfaces []contract.InterfaceInfo `json:"interfaces,omitempty"`
 }
 
+// AppendJSON encodes r as encoding/json does with HTML escaping off (the
+// wire.Conn encoding). What nearly every start answers, nothing, is {}
+// without reflection: encoding/json would build its encoders for the
+// result's types, code and heap an idle host keeps for nothing.
+func (r *StartResult) AppendJSON(dst []byte) ([]byte, error) {
+	if len(r.HealthControl) == 0 && len(r.Metadata) == 0 && len(r.Interfaces) == 0 {
+		return append(dst, "{}"...), nil
+	}
+	return appendJSONNoEscape(dst, r)
+}
+
 // InvokeParams is the invoke payload.
 type InvokeParams struct {
 	RuntimeContext contract.RuntimeContext  `json:"runtime_context"`

@@ -293,6 +293,10 @@ func decodeScalar(val []byte, p any) bool {
 		return wire.ObjectField(val, p)
 	case *any:
 		return wire.ValueField(val, p)
+	case *[]string:
+		return stringList(val, p)
+	case **uint32:
+		return uint32Ptr(val, p)
 	}
 	return false
 }

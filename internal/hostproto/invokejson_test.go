@@ -306,3 +306,25 @@ func TestFastJSONFields(t *testing.T) {
 		}
 	}
 }
+
+func TestStartResultEncoding(t *testing.T) {
+	for _, r := range []StartResult{
+		{},
+		{Metadata: map[string]any{}, Interfaces: []contract.InterfaceInfo{}, HealthControl: json.RawMessage{}},
+		{Metadata: map[string]any{"a": "<b>"}},
+		{HealthControl: json.RawMessage(`{"mode":"poll"}`)},
+		{Interfaces: []contract.InterfaceInfo{{}}},
+	} {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(&r); err != nil {
+			t.Fatal(err)
+		}
+		want := strings.TrimSuffix(buf.String(), "\n")
+		got, err := r.AppendJSON([]byte("x"))
+		if err != nil || string(got) != "x"+want {
+			t.Errorf("%#v: AppendJSON %s (%v), encoding/json %s", r, got, err, want)
+		}
+	}
+}

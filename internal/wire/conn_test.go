@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -999,5 +1000,42 @@ func TestResponseWritten(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRequestStack: RequestStack is asked once per request, with its
+// method (not for notifications), and a request handled after GrowStack
+// with any size is answered as without it.
+func TestRequestStack(t *testing.T) {
+	var mu sync.Mutex
+	var asked []string
+	sizes := map[string]int{"add": StackLarge, "echo": StackMedium, "nothing": 12345}
+	opts := Options{Handler: mathHandler(), RequestStack: func(method string) int {
+		mu.Lock()
+		defer mu.Unlock()
+		asked = append(asked, method)
+		return sizes[method]
+	}}
+	a, _ := connPair(t, Options{}, opts)
+	ctx := context.Background()
+	if err := a.Notify(ctx, "note", nil); err != nil {
+		t.Fatal(err)
+	}
+	var sum int
+	if err := a.Call(ctx, "add", addParams{2, 3}, &sum); err != nil || sum != 5 {
+		t.Fatalf("add = %d, %v", sum, err)
+	}
+	var echo map[string]any
+	if err := a.Call(ctx, "echo", map[string]any{"s": "x"}, &echo); err != nil || echo["s"] != "x" {
+		t.Fatalf("echo = %v, %v", echo, err)
+	}
+	var raw json.RawMessage
+	if err := a.Call(ctx, "nothing", nil, &raw); err != nil || string(raw) != "null" {
+		t.Fatalf("nothing = %s, %v", raw, err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"add", "echo", "nothing"}; !slices.Equal(asked, want) {
+		t.Errorf("RequestStack asked for %q, want %q", asked, want)
 	}
 }
