@@ -60,6 +60,13 @@ type Client struct {
 	Socket string
 	// DialTimeout bounds connecting (default 2 s).
 	DialTimeout time.Duration
+	// Connected, when set, is called once connected, before the request
+	// is sent: from there on the client waits for serve, so that is where
+	// a caller starts watching for what cancels ctx (fabric-agent-ctl
+	// catches SIGINT there). A Unix-socket connect answers at once (with
+	// EAGAIN when serve's listen backlog is full; Go does not wait), so a
+	// probe of a dead socket fails before it.
+	Connected func()
 }
 
 // Do sends req (ProtocolVersion and OperationID are filled in when empty)
@@ -102,6 +109,9 @@ func (c *Client) DoStream(ctx context.Context, req *Request, onRecord func(line 
 		return nil, &Error{Code: CodeServeUnreachable, Retryable: true, Message: fmt.Sprintf("no fabric-agent-ctl serve answers on %s: %v", c.Socket, unwrapNet(err))}
 	}
 	defer conn.Close()
+	if c.Connected != nil {
+		c.Connected()
+	}
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}

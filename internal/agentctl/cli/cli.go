@@ -41,10 +41,17 @@ func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
 type app struct {
 	stdio Stdio
-	// signals: the first SIGINT or SIGTERM cancels the command's context
-	// (Main); stopSignals ends that.
+	args  []string
+	// serve runs serve in this process (fabric-agent-ctl-serve); nil
+	// replaces the process with ServeBinary (fabric-agent-ctl).
+	serve Serve
+	// ctx is the command's context; cancel ends it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	// signals: once catchSignals ran, the first SIGINT or SIGTERM cancels
+	// ctx (Main, MainServe); sigs is the channel that catches them.
 	signals     bool
-	stopSignals context.CancelFunc
+	sigs        chan os.Signal
 	socket      string
 	operationID string
 	getenv      func(string) string
@@ -52,32 +59,44 @@ type app struct {
 	onRecord    func(line []byte) error // invoke --stream
 }
 
-// Main runs fabric-agent-ctl with the process's arguments and streams; the
-// first SIGINT or SIGTERM cancels the command's context. Call
-// bundled.ServeHost before it. The signals are caught from when a command
-// runs, not for help or a usage error: catching them starts two threads,
-// a tenth of the CPU of fabric-agent-ctl --help (bench/cli).
+// Main runs fabric-agent-ctl with the process's arguments and streams;
+// serve replaces the process with ServeBinary. The first SIGINT or SIGTERM
+// cancels the command once it can matter: when a client is connected and
+// waits for serve's answer, or reads its input from stdin. Not before: a
+// probe of a dead socket, help and usage errors do not pay for catching
+// them (two threads, a tenth of the CPU of fabric-agent-ctl --help,
+// bench/cli).
 func Main() int {
-	return run(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, true)
+	return run(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, true, nil)
+}
+
+// MainServe runs fabric-agent-ctl-serve: the same command line as
+// fabric-agent-ctl's, with serve alone and run in this process by serve,
+// whose context the first SIGINT or SIGTERM cancels.
+func MainServe(serve Serve) int {
+	return run(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, true, serve)
 }
 
 // Run executes fabric-agent-ctl and returns its exit code: 0 success, 1
 // the operation failed, 2 usage, 3 serve unreachable, 4 busy (runtime_busy,
-// server_stopping).
+// server_stopping). It catches no signals; serve replaces the process.
 func Run(ctx context.Context, args []string, stdio Stdio) int {
-	return run(ctx, args, stdio, false)
+	return run(ctx, args, stdio, false, nil)
 }
 
-func run(ctx context.Context, args []string, stdio Stdio, signals bool) int {
-	a := &app{stdio: stdio, getenv: os.Getenv, signals: signals}
+func run(ctx context.Context, args []string, stdio Stdio, signals bool, serve Serve) int {
+	a := &app{stdio: stdio, args: args, getenv: os.Getenv, signals: signals, serve: serve}
+	a.ctx, a.cancel = context.WithCancel(ctx)
+	defer a.cancel()
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetIn(stdio.In)
 	root.SetOut(stdio.Out)
 	root.SetErr(stdio.Err)
-	cmd, err := root.ExecuteContextC(ctx)
-	if a.stopSignals != nil {
-		a.stopSignals()
+	cmd, err := root.ExecuteContextC(a.ctx)
+	if a.sigs != nil {
+		signal.Stop(a.sigs)
+		close(a.sigs)
 	}
 	if err == nil {
 		return agentctl.ExitOK
@@ -105,11 +124,6 @@ func (a *app) rootCommand() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
-			if a.signals {
-				var ctx context.Context
-				ctx, a.stopSignals = signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-				cmd.SetContext(ctx)
-			}
 			if a.socket == "" {
 				p, err := agentctl.DefaultSocket(a.getenv)
 				if err != nil {
@@ -128,13 +142,41 @@ func (a *app) rootCommand() *cobra.Command {
 	}
 	root.PersistentFlags().StringVar(&a.socket, "socket", "", "control socket path (default: see above)")
 	root.PersistentFlags().StringVar(&a.operationID, "operation-id", "", "operation id sent with the request (default: a fresh one); shows in serve's log")
-	root.AddCommand(a.serveCommand(), a.startCommand(), a.invokeCommand(), a.stopCommand(), a.checkCommand(), a.statusCommand(), a.decideCommand())
+	if a.serve != nil {
+		root.AddCommand(a.serveCommand())
+	} else {
+		root.AddCommand(a.serveCommand(), a.startCommand(), a.invokeCommand(), a.stopCommand(), a.checkCommand(), a.statusCommand(), a.decideCommand())
+	}
 	return root
 }
 
+// catchSignals makes the first SIGINT or SIGTERM cancel a.ctx from now on
+// (when a.signals; once). Later ones are caught too, and ignored, until
+// the command returns.
+func (a *app) catchSignals() {
+	if !a.signals || a.sigs != nil {
+		return
+	}
+	a.sigs = make(chan os.Signal, 1)
+	signal.Notify(a.sigs, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		if _, ok := <-a.sigs; ok {
+			a.cancel()
+		}
+	}()
+}
+
 func (a *app) writeJSON(v any) {
-	enc := json.NewEncoder(a.stdio.Out)
-	if !a.compact {
+	writeJSON(a.stdio.Out, v, !a.compact)
+}
+
+// WriteJSON prints v as fabric-agent-ctl prints its documents: indented,
+// HTML characters unescaped, one trailing newline.
+func WriteJSON(w io.Writer, v any) { writeJSON(w, v, true) }
+
+func writeJSON(w io.Writer, v any, indent bool) {
+	enc := json.NewEncoder(w)
+	if indent {
 		enc.SetIndent("", "  ")
 	}
 	enc.SetEscapeHTML(false)
@@ -172,13 +214,13 @@ func (a *app) usage(cmd *cobra.Command, format string, args ...any) error {
 // when there is one, else the failed response. It returns the exit error.
 func (a *app) call(cmd *cobra.Command, req *agentctl.Request, wait time.Duration) error {
 	req.OperationID = a.operationID
-	ctx := cmd.Context()
+	ctx := a.ctx
 	if wait > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, wait)
 		defer cancel()
 	}
-	c := &agentctl.Client{Socket: a.socket}
+	c := &agentctl.Client{Socket: a.socket, Connected: a.catchSignals}
 	resp, err := c.DoStream(ctx, req, a.onRecord)
 	if err != nil {
 		var ae *agentctl.Error
@@ -333,6 +375,7 @@ func (a *app) readRunRequest(cmd *cobra.Command, input, requestFile string) (con
 		var data []byte
 		var err error
 		if requestFile == "-" {
+			a.catchSignals()
 			data, err = io.ReadAll(io.LimitReader(a.stdio.In, agentctl.MaxRequestBytes+1))
 		} else {
 			data, err = readLimited(requestFile, agentctl.MaxRequestBytes+1)
@@ -347,6 +390,7 @@ func (a *app) readRunRequest(cmd *cobra.Command, input, requestFile string) (con
 		}
 		return rr, nil
 	}
+	a.catchSignals()
 	data, err := io.ReadAll(io.LimitReader(a.stdio.In, agentctl.MaxRequestBytes+1))
 	if err != nil {
 		return rr, a.usage(cmd, "read stdin: %v", err)

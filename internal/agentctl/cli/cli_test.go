@@ -1,10 +1,13 @@
-package cli
+package cli_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net"
 	"os"
@@ -21,17 +24,21 @@ import (
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
+	"github.com/fabric-runtime/fabric/internal/agentctl/cli"
+	"github.com/fabric-runtime/fabric/internal/agentctl/servecmd"
 	"github.com/fabric-runtime/fabric/internal/procfs"
 )
 
 // TestMain doubles as the adapter host (serve re-executes this binary for
-// bundled adapters) and as the fabric-agent-ctl binary of the scripts.
+// bundled adapters) and as the fabric-agent-ctl and fabric-agent-ctl-serve
+// binaries of the scripts (the second found on PATH).
 func TestMain(m *testing.M) {
 	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	testscript.Main(m, map[string]func(){
-		"fabric-agent-ctl": func() { os.Exit(Main()) },
+		"fabric-agent-ctl": func() { os.Exit(cli.Main()) },
+		cli.ServeBinary:    func() { os.Exit(servecmd.Main()) },
 	})
 }
 
@@ -313,4 +320,198 @@ func cmdBigRequest(ts *testscript.TestScript, neg bool, args []string) {
 		}
 	}
 	fmt.Fprint(ts.Stdout(), string(resp))
+}
+
+// ctlIn links this test binary into a fresh directory as fabric-agent-ctl
+// (TestMain runs it as the client by that name), with fabric-agent-ctl-serve
+// beside it when serveBeside, and returns the client's path.
+func ctlIn(t *testing.T, serveBeside bool) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	names := []string{"fabric-agent-ctl"}
+	if serveBeside {
+		names = append(names, cli.ServeBinary)
+	}
+	for _, name := range names {
+		if err := os.Link(self, filepath.Join(dir, name)); err != nil {
+			t.Skipf("cannot link the test binary: %v", err)
+		}
+	}
+	return filepath.Join(dir, "fabric-agent-ctl")
+}
+
+// pathWithServe is a PATH on which fabric-agent-ctl-serve is found (the
+// directory testscript.Main made for TestMain's commands).
+func pathWithServe(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath(cli.ServeBinary)
+	if err != nil {
+		t.Fatalf("%s is not on PATH: %v", cli.ServeBinary, err)
+	}
+	return filepath.Dir(p)
+}
+
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return 0
+}
+
+// serve without fabric-agent-ctl-serve beside it or on PATH fails with a
+// usage exit and one line naming both places; its flags are still checked
+// first, as before the split.
+func TestServeNotFound(t *testing.T) {
+	ctl := ctlIn(t, false)
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		args       []string
+		wantStderr []string
+	}{
+		{[]string{"serve"}, []string{filepath.Join(filepath.Dir(ctl), cli.ServeBinary), "nor on PATH"}},
+		{[]string{"--socket", "x.sock", "serve", "--shutdown-timeout", "1s"}, []string{filepath.Join(filepath.Dir(ctl), cli.ServeBinary), "nor on PATH"}},
+		{[]string{"serve", "--log-level", "loud"}, []string{"--log-level must be debug, info, warn or error"}},
+		{[]string{"serve", "extra"}, []string{"unknown command"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			cmd := exec.Command(ctl, tc.args...)
+			cmd.Env = append(os.Environ(), "PATH="+empty)
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if got := exitCode(t, cmd.Run()); got != agentctl.ExitUsage {
+				t.Fatalf("exit %d, want %d; stderr: %s", got, agentctl.ExitUsage, stderr.String())
+			}
+			if n := strings.Count(stderr.String(), "\n"); n != 1 {
+				t.Errorf("stderr has %d lines, want 1: %q", n, stderr.String())
+			}
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(stderr.String(), want) {
+					t.Errorf("stderr %q does not name %q", stderr.String(), want)
+				}
+			}
+			var doc struct {
+				Status string `json:"status"`
+				Error  struct {
+					Code string `json:"code"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Status != agentctl.StatusFailed || doc.Error.Code != agentctl.CodeUsage {
+				t.Errorf("stdout %q is not a usage failure (%v)", stdout.String(), err)
+			}
+		})
+	}
+}
+
+// serve replaces fabric-agent-ctl with fabric-agent-ctl-serve, found
+// beside it or else on PATH: the process that serves is the one started.
+func TestServeExecs(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		beside bool
+		path   string
+	}{
+		{"beside", true, t.TempDir()},
+		{"on PATH", false, pathWithServe(t)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctl := ctlIn(t, tc.beside)
+			socket := filepath.Join(t.TempDir(), "ctl.sock")
+			cmd := exec.Command(ctl, "serve", "--socket", socket)
+			cmd.Env = append(os.Environ(), "PATH="+tc.path, "HOME="+t.TempDir(), "GORACE=atexit_sleep_ms=0")
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			dec := json.NewDecoder(stdout)
+			var serving struct {
+				Status string `json:"status"`
+				PID    int    `json:"pid"`
+				Socket string `json:"socket"`
+			}
+			if err := dec.Decode(&serving); err != nil {
+				t.Fatalf("no serving line: %v; stderr: %s", err, stderr.String())
+			}
+			if serving.Status != agentctl.ServerServing || serving.PID != cmd.Process.Pid || serving.Socket != socket {
+				t.Fatalf("serving line %+v, want status %s, pid %d, socket %s", serving, agentctl.ServerServing, cmd.Process.Pid, socket)
+			}
+			exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "exe"))
+			if err != nil || filepath.Base(exe) != cli.ServeBinary {
+				t.Errorf("the serving process runs %q (%v), want %s", exe, err, cli.ServeBinary)
+			}
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, stdout)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("serve: %v; stderr: %s", err, stderr.String())
+			}
+		})
+	}
+}
+
+// A client waiting for serve's answer turns SIGINT into the cancelled
+// failure document (exit 1), as it did when it caught signals from the
+// start: it catches them once connected, before it sends the request.
+func TestInterruptWhileWaiting(t *testing.T) {
+	ctl := ctlIn(t, false)
+	socket := filepath.Join(t.TempDir(), "ctl.sock")
+	ln, err := net.Listen("unix", socket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	cmd := exec.Command(ctl, "--socket", socket, "check")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill() }()
+	conn, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// The request arrived: the client sent it after it began catching
+	// SIGINT, and now waits for the answer, which never comes.
+	if _, err := bufio.NewReader(conn).ReadBytes('\n'); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	if got := exitCode(t, cmd.Wait()); got != agentctl.ExitFailed {
+		t.Fatalf("exit %d, want %d; stderr: %s", got, agentctl.ExitFailed, stderr.String())
+	}
+	var doc struct {
+		Status    string `json:"status"`
+		Operation string `json:"operation"`
+		Error     struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("stdout %q: %v", stdout.String(), err)
+	}
+	if doc.Status != agentctl.StatusFailed || doc.Operation != agentctl.OpCheck || doc.Error.Code != agentctl.CodeCancelled {
+		t.Errorf("stdout %s, want a failed check with code %s", stdout.String(), agentctl.CodeCancelled)
+	}
+	if !strings.Contains(stderr.String(), "cancelled before serve answered") {
+		t.Errorf("stderr %q", stderr.String())
+	}
 }

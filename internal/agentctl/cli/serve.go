@@ -1,22 +1,42 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
-	"os/signal"
+	"os/exec"
+	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-
-	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/internal/agentctl"
-	"github.com/fabric-runtime/fabric/internal/agentctl/server"
-	"github.com/fabric-runtime/fabric/internal/clientopts"
 )
 
+// ServeBinary is the program that serves: fabric-agent-ctl serve replaces
+// itself with it, so the clients, which platforms exec for every probe, do
+// not link the runtime and every bundled adapter.
+const ServeBinary = "fabric-agent-ctl-serve"
+
+// ServeFlags are serve's parsed and checked flags.
+type ServeFlags struct {
+	// Socket is the control socket's absolute path.
+	Socket          string
+	ShutdownTimeout time.Duration
+	LogLevel        slog.Level
+}
+
+// Serve runs serve and returns its exit code. ctx is cancelled by the
+// first SIGINT or SIGTERM (MainServe).
+type Serve func(ctx context.Context, f ServeFlags, stdio Stdio) int
+
+// serveCommand is serve's one definition, shared by fabric-agent-ctl and
+// fabric-agent-ctl-serve: its flags are parsed and checked the same way in
+// both, so usage errors and help do not depend on which binary answers.
+// Without a.serve (fabric-agent-ctl) it replaces the process with
+// ServeBinary, which parses the same command line again.
 func (a *app) serveCommand() *cobra.Command {
 	var shutdownTimeout time.Duration
 	var logLevel string
@@ -37,28 +57,12 @@ func (a *app) serveCommand() *cobra.Command {
 			if shutdownTimeout < 0 {
 				return a.usage(cmd, "--shutdown-timeout must not be negative")
 			}
-			// A closed stdout must not kill the sandbox's main process.
-			signal.Ignore(syscall.SIGPIPE)
-			logger := slog.New(slog.NewJSONHandler(a.stdio.Err, &slog.HandlerOptions{Level: level}))
-			srv, err := server.Listen(server.Options{
-				Socket: a.socket, Logger: logger, ShutdownTimeout: shutdownTimeout,
-				Client: fabric.New(clientopts.With(os.Getenv, fabric.WithLogger(logger))...),
-			})
-			if err != nil {
-				var ae *agentctl.Error
-				if !errors.As(err, &ae) {
-					ae = &agentctl.Error{Code: agentctl.CodeSocketUnavailable, Message: err.Error()}
-				}
-				a.writeJSON(map[string]any{"status": agentctl.StatusFailed, "error": ae})
-				fmt.Fprintln(a.stdio.Err, "fabric-agent-ctl serve:", ae.Message)
-				return &exitError{code: agentctl.ExitFailed}
+			if a.serve == nil {
+				return a.execServe(cmd)
 			}
-			a.writeJSON(map[string]any{"status": agentctl.ServerServing, "socket": srv.Socket(), "pid": os.Getpid(), "protocol_version": agentctl.ProtocolVersion})
-			logger.Info("serving", "socket", srv.Socket(), "pid", os.Getpid())
-			res := server.UntilSignal(cmd.Context(), logger, srv.Serve, srv.Force)
-			a.writeJSON(map[string]any{"status": "stopped", "stopped": res.Stopped, "unclean": res.Unclean, "marker": res.Marker})
-			if len(res.Unclean) > 0 {
-				return &exitError{code: agentctl.ExitFailed}
+			a.catchSignals()
+			if code := a.serve(a.ctx, ServeFlags{Socket: a.socket, ShutdownTimeout: shutdownTimeout, LogLevel: level}, a.stdio); code != 0 {
+				return &exitError{code: code}
 			}
 			return nil
 		},
@@ -66,4 +70,36 @@ func (a *app) serveCommand() *cobra.Command {
 	cmd.Flags().DurationVar(&shutdownTimeout, "shutdown-timeout", 0, "bound on the wait for runtimes to stop at shutdown, e.g. 20s (default: each runtime's own stop deadlines)")
 	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	return cmd
+}
+
+// execServe replaces the process with ServeBinary (same pid, arguments,
+// environment, open files and signal dispositions), found beside the
+// running executable, else on PATH. It returns only when that fails.
+func (a *app) execServe(cmd *cobra.Command) error {
+	path, err := findServe()
+	if err == nil {
+		err = syscall.Exec(path, append([]string{path}, a.args...), os.Environ())
+		err = fmt.Errorf("serve: exec %s: %w", path, err)
+	}
+	return &exitError{code: a.usageFailure(cmd.Name(), err)}
+}
+
+// findServe returns ServeBinary's path: beside the running executable,
+// else on PATH.
+func findServe() (string, error) {
+	beside := "(this executable's directory is unknown)"
+	if self, err := os.Executable(); err == nil {
+		beside = filepath.Join(filepath.Dir(self), ServeBinary)
+		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return beside, nil
+		}
+	}
+	path, err := exec.LookPath(ServeBinary)
+	if err == nil {
+		return path, nil
+	}
+	if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("serve: %s is not beside this executable (%s), and on PATH: %w", ServeBinary, beside, err)
+	}
+	return "", fmt.Errorf("serve: %s is neither beside this executable (%s) nor on PATH", ServeBinary, beside)
 }

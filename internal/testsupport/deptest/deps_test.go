@@ -21,12 +21,13 @@ var commands = []struct {
 	{Module + "/cmd/fabric-host", nil},
 	{Module + "/cmd/fabric", []string{"--help"}},
 	{Module + "/cmd/fabric-agent-ctl", []string{"--help"}},
+	{Module + "/cmd/fabric-agent-ctl-serve", []string{"--help"}},
 }
 
 // No package linked into a command does work at init that a process not
 // using it would pay for at every start (most commands need no schema).
 func TestInitWork(t *testing.T) {
-	livetest.Short(t, "the Go toolchain, to build fabric-host, fabric and fabric-agent-ctl")
+	livetest.Short(t, "the Go toolchain, to build fabric-host, fabric, fabric-agent-ctl and fabric-agent-ctl-serve")
 	for _, c := range commands {
 		t.Run(c.pkg[len(Module)+1:], func(t *testing.T) {
 			bin := Build(t, c.pkg)
@@ -93,11 +94,37 @@ var hostBad = merge(testSupport, testExporters, generation, map[string]string{
 // test fails until it is moved into hostBad, so it stays out.
 var hostPending = map[string]string{}
 
-// agentCtlBad is what fabric-agent-ctl must not link: it runs as a probe
-// through exec, so it carries the runtime but nothing for tests or for
-// the fabric CLI's own verbs.
-var agentCtlBad = merge(testSupport, testExporters, slowInit, generation, grpc, protobuf, map[string]string{
+// agentCtlServeBad is what fabric-agent-ctl-serve must not link: it
+// carries the runtime and the bundled adapters, but nothing for tests or
+// for the fabric CLI's own verbs.
+var agentCtlServeBad = merge(testSupport, testExporters, slowInit, generation, grpc, protobuf, map[string]string{
 	Module + "/internal/cli": "the fabric CLI's command tree",
+})
+
+// agentCtlBad is what fabric-agent-ctl must not link: platforms exec it
+// for every health probe, and Go runs the init of every package a program
+// links in every process, so it is a client of serve and nothing more.
+// serve's body is fabric-agent-ctl-serve, which serve execs.
+var agentCtlBad = merge(agentCtlServeBad, map[string]string{
+	Module + "$":                            "the SDK's root package (serve's, in fabric-agent-ctl-serve)",
+	Module + "/internal/runtime":            "the runtime core (serve's)",
+	Module + "/internal/host":               "the core's end of the host protocol (serve's)",
+	Module + "/internal/hostproto":          "the host protocol (serve's)",
+	Module + "/adapters":                    "the bundled adapters (serve's)",
+	Module + "/adapterkit":                  "the adapter-author kit (serve's)",
+	Module + "/internal/agentctl/server":    "serve's server",
+	Module + "/internal/agentctl/servecmd":  "serve's body",
+	Module + "/internal/config":             "config loading (serve reads the configs)",
+	Module + "/contract/validate":           "JSON Schema compilation",
+	Module + "/schemas":                     "the embedded schemas",
+	"github.com/kaptinlin/jsonschema":       "JSON Schema compilation",
+	"github.com/santhosh-tekuri/jsonschema": "JSON Schema compilation",
+	"go.yaml.in/yaml":                       "YAML (serve reads the configs)",
+	"github.com/goccy/go-yaml":              "YAML",
+	"go.opentelemetry.io":                   "OpenTelemetry, SDK and API (serve's telemetry)",
+	"net/http":                              "HTTP (the client speaks to serve over a Unix socket)",
+	"crypto/tls":                            "TLS",
+	"modernc.org/sqlite":                    "the deployment side's SQLite",
 })
 
 // slowInit is what no command may link because its own package init is
@@ -174,6 +201,7 @@ func TestDeps(t *testing.T) {
 		{Module + "/cmd/fabric-host", hostBad, hostPending},
 		{Module + "/adapterkit", merge(hostBad, map[string]string{Module + "/adapters": "the bundled adapters (the kit serves them, never the reverse)"}), hostPending},
 		{Module + "/cmd/fabric-agent-ctl", agentCtlBad, nil},
+		{Module + "/cmd/fabric-agent-ctl-serve", agentCtlServeBad, nil},
 		{Module, sdkBad, nil},
 		{Module + "/otlp", merge(testSupport, grpc, protobuf), nil},
 		{Module + "/cmd/fabric", merge(testExporters, slowInit, generation, grpc, protobuf), nil}, // it runs the conformance suite, so it links test support
@@ -203,17 +231,19 @@ func links(deps map[string]string, prefix string) bool {
 }
 
 // staticCgo is every package with cgo files a program built with
-// CGO_ENABLED=0 may link: the host (cmd/fabric-host) and the two CLIs
-// (cmd/fabric, cmd/fabric-agent-ctl) are built so, which works and
+// CGO_ENABLED=0 may link: the host (cmd/fabric-host), the two CLIs
+// (cmd/fabric, cmd/fabric-agent-ctl) and serve (cmd/fabric-agent-ctl-serve)
+// are built so, which works and
 // changes nothing only while the users of cgo are net's resolver (Go's own
 // is preferred on Linux) and os/user (the CLIs: archive/tar's and the
 // OTel resource's user names, read from /etc/passwd and /etc/group
 // instead of through libc).
 var staticCgo = map[string]map[string]bool{
-	Module + "/cmd/fabric-host":      {"net": true, "runtime/cgo": true},
-	Module + "/adapterkit":           {"net": true, "runtime/cgo": true},
-	Module + "/cmd/fabric":           {"net": true, "os/user": true, "runtime/cgo": true},
-	Module + "/cmd/fabric-agent-ctl": {"net": true, "os/user": true, "runtime/cgo": true},
+	Module + "/cmd/fabric-host":            {"net": true, "runtime/cgo": true},
+	Module + "/adapterkit":                 {"net": true, "runtime/cgo": true},
+	Module + "/cmd/fabric":                 {"net": true, "os/user": true, "runtime/cgo": true},
+	Module + "/cmd/fabric-agent-ctl":       {"net": true, "runtime/cgo": true},
+	Module + "/cmd/fabric-agent-ctl-serve": {"net": true, "os/user": true, "runtime/cgo": true},
 }
 
 func TestStaticCgo(t *testing.T) {

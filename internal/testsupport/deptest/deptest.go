@@ -50,8 +50,10 @@ func goList(t testing.TB, pkg string) map[string]string {
 
 // BadDeps fails t for every package pkg links transitively whose import
 // path equals a key of bad or lies below it (key "go.yaml.in/yaml/v4"
-// matches its internal packages too); the value says why it is banned.
-// It returns the dependencies it walked, for further checks.
+// matches its internal packages too); a key ending in "$" matches its
+// path alone (Module+"$" is the root package, not the whole module). The
+// value says why it is banned. It returns the dependencies it walked, for
+// further checks.
 func BadDeps(t testing.TB, pkg string, bad map[string]string) map[string]string {
 	t.Helper()
 	deps := goList(t, pkg)
@@ -61,7 +63,8 @@ func BadDeps(t testing.TB, pkg string, bad map[string]string) map[string]string 
 	found := map[string][]string{} // banned prefix -> packages linked under it
 	for dep := range deps {
 		for prefix := range bad {
-			if dep == prefix || strings.HasPrefix(dep, prefix+"/") {
+			if exact, ok := strings.CutSuffix(prefix, "$"); ok && dep == exact ||
+				!ok && (dep == prefix || strings.HasPrefix(dep, prefix+"/")) {
 				found[prefix] = append(found[prefix], dep)
 			}
 		}
