@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -133,20 +132,23 @@ func (s homeSeed) copyInto(home string) (n int, err error) {
 // dst, a new file (its directory made as needed, 0700). ok is false when
 // src does not exist.
 func copyRegular(src, dst string) (ok bool, err error) {
-	in, err := os.OpenFile(src, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	lst, err := os.Lstat(src)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, err
 	}
-	defer in.Close()
-	st, err := in.Stat()
+	if !lst.Mode().IsRegular() {
+		return false, fmt.Errorf("%s is not a regular file", src)
+	}
+	in, err := os.Open(src)
 	if err != nil {
 		return false, err
 	}
-	if !st.Mode().IsRegular() {
-		return false, fmt.Errorf("%s is not a regular file", src)
+	defer in.Close()
+	if st, err := in.Stat(); err != nil || !os.SameFile(lst, st) {
+		return false, fmt.Errorf("%s changed while being opened", src)
 	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return false, err

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -119,7 +118,7 @@ func TestSeedBuildAndCopy(t *testing.T) {
 	}
 	st, _ := os.Stat(dst)
 	src, _ := os.Stat(filepath.Join(s.dir(), ".a", "db"))
-	if st.Mode().Perm() != 0o600 || st.Sys().(*syscall.Stat_t).Ino == src.Sys().(*syscall.Stat_t).Ino {
+	if st.Mode().Perm() != 0o600 || os.SameFile(st, src) {
 		t.Errorf("the copy is %v, inode shared %v: want a private 0600 copy", st.Mode().Perm(), os.SameFile(st, src))
 	}
 	if err := os.WriteFile(dst, []byte("CHANGED"), 0o600); err != nil {
