@@ -109,14 +109,22 @@ func main() {
 	// Cold start: spawn to a session ready for a prompt. The sides take
 	// turns within each round (the order rotating), so that the machine's
 	// load drifts over all of them alike.
+	// What a side leaves running after its stop (sandbox-agent leaves its
+	// codex-acp) is killed before the next start is timed, so that one
+	// side's leftovers do not load the machine while another is measured;
+	// leftovers are counted by the cycles below.
 	starts := map[string][]time.Duration{}
 	for i := range *startsN {
 		for _, sd := range rotate(sides, i) {
+			before := codexACPPids()
 			t, stop, err := sd.sys.start()
 			if err != nil {
 				fail(fmt.Errorf("%s start: %w", sd.name, err))
 			}
 			stop()
+			for _, p := range without(codexACPPids(), before) {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
 			starts[sd.name] = append(starts[sd.name], t)
 		}
 	}
