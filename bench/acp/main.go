@@ -409,7 +409,7 @@ func (d *directSide) spawn() (*stdioPeer, time.Duration, error) {
 	_ = os.MkdirAll(ws, 0o755)
 	t0 := time.Now()
 	cmd := exec.Command(*codexACP, codexArgs(d.stub)...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"))
+	cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"), "TMPDIR="+privateTmp(d.work, "direct-tmp"))
 	cmd.Dir = ws
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	in, _ := cmd.StdinPipe()
@@ -434,6 +434,18 @@ func (d *directSide) spawn() (*stdioPeer, time.Duration, error) {
 	_ = json.Unmarshal(r, &sr)
 	p.sess = sr.SessionID
 	return p, time.Since(t0), nil
+}
+
+// privateTmp is a TMPDIR beside (not above) the homes, as Fabric gives
+// each runtime one: codex-acp refuses to make its helper links (apply_patch
+// and others, under CODEX_HOME/tmp/arg0) in a CODEX_HOME under TMPDIR, and
+// the bench's homes are under the system's temporary directory, so with
+// the default TMPDIR the direct sides would skip work Fabric's runtime does
+// at every start, and run without those helpers.
+func privateTmp(work, name string) string {
+	dir := filepath.Join(work, name)
+	_ = os.MkdirAll(dir, 0o700)
+	return dir
 }
 
 func (p *stdioPeer) stop() {
@@ -543,7 +555,8 @@ func (s *sandboxSide) spawn() (*sandboxServer, string, time.Duration, error) {
 	t0 := time.Now()
 	_ = os.MkdirAll(filepath.Join(s.home, ".codex"), 0o700)
 	cmd := exec.Command(*sandboxBin, "server", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--no-token", "--no-telemetry")
-	cmd.Env = append(os.Environ(), "HOME="+s.home, "SANDBOX_AGENT_BIN="+*sandboxBin, "CODEX_HOME="+filepath.Join(s.home, ".codex"))
+	cmd.Env = append(os.Environ(), "HOME="+s.home, "SANDBOX_AGENT_BIN="+*sandboxBin, "CODEX_HOME="+filepath.Join(s.home, ".codex"),
+		"TMPDIR="+privateTmp(s.work, "sandbox-tmp"))
 	cmd.Dir = ws
 	if err := cmd.Start(); err != nil {
 		return nil, "", 0, err
