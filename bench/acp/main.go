@@ -122,9 +122,7 @@ func main() {
 				fail(fmt.Errorf("%s start: %w", sd.name, err))
 			}
 			stop()
-			for _, p := range without(codexACPPids(), before) {
-				_ = syscall.Kill(p, syscall.SIGKILL)
-			}
+			killAll(without(codexACPPids(), before))
 			starts[sd.name] = append(starts[sd.name], t)
 		}
 	}
@@ -739,6 +737,19 @@ func codexACPPids() []int {
 		}
 	}
 	return out
+}
+
+// killAll kills pids and waits (up to 2 s) until none is left, so that
+// their teardown is not timed as part of the next start.
+func killAll(pids []int) {
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if live := without(pids, without(pids, codexACPPids())); len(live) == 0 {
+			return
+		}
+	}
 }
 
 func without(a, b []int) []int {
