@@ -20,17 +20,23 @@ import (
 // so that a runtime's agent starts from copies of them instead of redoing
 // that work. Profile.Seed lists the files (paths relative to HOME); nothing
 // else is ever copied, and every runtime gets its own copies, never links.
-// Seeds live in the user's cache directory, outside Fabric's state
-// directory (which holds only live runtimes' homes), one per profile and
-// key:
+// Seeding is opt-in: it is on when the host's environment names a
+// directory for seeds in FABRIC_ACP_SEEDS (outside Fabric's state
+// directory, which holds only live runtimes' homes), one seed per profile
+// and key:
 //
-//	<cache>/fabric/acp-seeds/<profile>-<key>/<files>   read-only
+//	$FABRIC_ACP_SEEDS/<profile>-<key>/<files>   read-only
+//
+// It pays where many runtimes start on one machine (an evaluation
+// platform's batch): the first start of a new agent binary pays for the
+// scratch start below, every later one is spared the agent's first-run
+// database work. A sandbox that starts one runtime would only pay.
 //
 // A seed is built once, by a scratch start of the agent (the runtime's own
 // command, arguments and environment, pointed at a scratch home, stopped
 // once it answers initialize), copied into a temporary directory and
 // renamed into place: a directory with that name is complete.
-const seedDir = "acp-seeds"
+const envSeeds = "FABRIC_ACP_SEEDS"
 
 // seedStale is the age after which a builder's leftovers (a builder killed
 // mid-way) are removed.
@@ -47,22 +53,18 @@ type homeSeed struct {
 }
 
 // newHomeSeed returns the profile's seed for the agent binary bin, in the
-// user's cache directory ($XDG_CACHE_HOME/fabric or ~/.cache/fabric of the
-// host's environment). ok is false when the profile has no seed or there
-// is no cache directory.
+// directory $FABRIC_ACP_SEEDS of the host's environment. ok is false when
+// the profile has no seed or seeding is off (the variable unset or empty).
 func newHomeSeed(bin string, prof Profile) (homeSeed, bool, error) {
-	if len(prof.Seed) == 0 {
+	cache := os.Getenv(envSeeds)
+	if len(prof.Seed) == 0 || cache == "" {
 		return homeSeed{}, false, nil
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return homeSeed{}, false, nil // no cache directory: no seed
 	}
 	key, err := seedKey(bin, prof.Seed)
 	if err != nil {
 		return homeSeed{}, false, err
 	}
-	return homeSeed{cache: filepath.Join(cache, "fabric", seedDir), name: prof.Name + "-" + key, files: prof.Seed}, true, nil
+	return homeSeed{cache: cache, name: prof.Name + "-" + key, files: prof.Seed}, true, nil
 }
 
 // seedKey digests what the seeded files depend on: the agent binary (its

@@ -17,15 +17,15 @@ import (
 )
 
 // TestLiveHomeSeed: codex-acp's first runtime builds the home seed (its
-// migrated databases, no log, identity or skills) in the user's cache
-// directory; that runtime and the next start from their own copies of
+// migrated databases, no log, identity or skills) in $FABRIC_ACP_SEEDS;
+// that runtime and the next start from their own copies of
 // it (0600 files the adapter wrote, no inode shared with the seed or
 // each other) and answer turns; the next start is timed against the
 // first.
 func TestLiveHomeSeed(t *testing.T) {
 	livetest.Short(t, "the real codex-acp from harnesses/acp")
 	cache := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("FABRIC_ACP_SEEDS", cache)
 	l := newLive(t, cases[0], &modelstub.Script{Default: &modelstub.Reply{Text: "SEEDED_OK"}})
 
 	var homes []string
@@ -52,7 +52,7 @@ func TestLiveHomeSeed(t *testing.T) {
 		if st.Mode().Perm() != 0o600 { // codex-acp makes its databases 0644
 			t.Errorf("runtime %d: %s is %v: not the seed's copy", i, found[0], st.Mode().Perm())
 		}
-		seeds, _ := filepath.Glob(filepath.Join(cache, "fabric", "acp-seeds", "codex-acp-*"))
+		seeds, _ := filepath.Glob(filepath.Join(cache, "codex-acp-*"))
 		if len(seeds) != 1 {
 			t.Fatalf("seeds: %v, want one", seeds)
 		}
@@ -74,7 +74,7 @@ func TestLiveHomeSeed(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if ents, _ := os.ReadDir(filepath.Join(cache, "fabric", "acp-seeds")); len(ents) != 1 {
+	if ents, _ := os.ReadDir(cache); len(ents) != 1 {
 		t.Errorf("the seeds' directory holds %d entries, want the seed only", len(ents))
 	}
 }

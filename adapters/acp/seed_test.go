@@ -237,9 +237,9 @@ func TestNewHomeSeed(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "agent")
 	writeFile(t, bin, "#!/bin/sh\n")
 	prof, _ := bundledProfile(ProfileCodexACP)
-	t.Setenv("XDG_CACHE_HOME", filepath.Join(t.TempDir(), "cache"))
+	t.Setenv(envSeeds, filepath.Join(t.TempDir(), "seeds"))
 	s, ok, err := newHomeSeed(bin, prof)
-	if err != nil || !ok || !strings.HasPrefix(s.dir(), filepath.Join(os.Getenv("XDG_CACHE_HOME"), "fabric", seedDir, "codex-acp-")) {
+	if err != nil || !ok || !strings.HasPrefix(s.dir(), filepath.Join(os.Getenv(envSeeds), "codex-acp-")) {
 		t.Fatalf("newHomeSeed: %+v %v %v", s, ok, err)
 	}
 	for _, f := range prof.Seed {
@@ -251,10 +251,9 @@ func TestNewHomeSeed(t *testing.T) {
 	if _, ok, _ := newHomeSeed(bin, Profile{Name: "x"}); ok {
 		t.Error("a profile without Seed has a seed")
 	}
-	t.Setenv("XDG_CACHE_HOME", "")
-	t.Setenv("HOME", "")
+	t.Setenv(envSeeds, "")
 	if _, ok, err := newHomeSeed(bin, prof); ok || err != nil {
-		t.Errorf("no cache directory: ok %v, err %v; want no seed and no error", ok, err)
+		t.Errorf("seeding off: ok %v, err %v; want no seed and no error", ok, err)
 	}
 }
 

@@ -11,11 +11,11 @@
 // direct turn. Cold start is compared with codex-acp started directly
 // both in one reused home and in a fresh one each time: Fabric gives every
 // runtime a private, new home, so codex-acp does its first-run work
-// (databases, bundled skills, shell snapshot) at every Fabric start, but
-// for the databases: the ACP adapter copies them from a seed a scratch
-// start made at the first runtime (kept in the user's cache directory, a
-// new one for each run of the bench), so Fabric's first start is printed
-// apart from the median of all.
+// (databases, bundled skills, shell snapshot) at every Fabric start. With
+// -seed (SEED=1) the ACP adapter's opt-in home seeds spare it the
+// databases: it copies them from a seed a scratch start made at the first
+// runtime (a new seed directory for each run of the bench), so Fabric's
+// first start is printed apart from the median of all.
 //
 //	bench/acp/run.sh            (builds bin/fabric-host, finds the harnesses)
 package main
@@ -63,6 +63,7 @@ var (
 	startsN    = flag.Int("starts", 10, "cold starts per side")
 	cycles     = flag.Int("cycles", 100, "start/stop cycles per side for the leak count")
 	idleFor    = flag.Duration("idle", 5*time.Second, "idle window for RSS and CPU")
+	seed       = flag.Bool("seed", false, "turn the ACP adapter's opt-in home seeds on (FABRIC_ACP_SEEDS, a new directory per run)")
 )
 
 func main() {
@@ -90,9 +91,13 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(work)
-	// The ACP adapter's home seeds go to the user's cache directory: a new
-	// one for each run, so that Fabric's first start is a first.
-	os.Setenv("XDG_CACHE_HOME", filepath.Join(work, "cache"))
+	// With -seed the ACP adapter's opt-in home seeds go to a new directory
+	// for each run, so that Fabric's first start is a first.
+	if *seed {
+		os.Setenv("FABRIC_ACP_SEEDS", filepath.Join(work, "seeds"))
+	} else {
+		os.Unsetenv("FABRIC_ACP_SEEDS")
+	}
 
 	sides := []side{
 		{name: "fabric", sys: &fabricSide{stub: stub, work: work}},
