@@ -47,6 +47,13 @@ type Profile struct {
 	// DropEnv names variables removed from the environment the agent
 	// inherits (e.g. credentials the profile passes only when configured).
 	DropEnv []string `json:"drop_env,omitempty"`
+	// Seed names files of the private HOME (slash-separated paths
+	// relative to it) that the agent's first run makes in an empty HOME
+	// and later runs only open, whatever the runtime (e.g. migrated
+	// databases): each runtime starts from its own copies of them, taken
+	// from a seed a scratch start of the agent left (seed.go). Never an
+	// identity, a log, or anything a turn writes. Bundled profiles only.
+	Seed []string `json:"-"`
 }
 
 // Kinds of profile settings (SettingSpec.Kind).
@@ -150,6 +157,18 @@ func bundledProfile(name string) (Profile, bool) {
 			},
 			ModelArgs: []string{"-c", "model={model}"},
 			Env:       map[string]string{"CODEX_HOME": "{home}/.codex"},
+			// codex-acp creates and migrates these SQLite databases (about
+			// 35 migrations, most of its first start) in every new
+			// CODEX_HOME; they hold only their schema until a session
+			// writes to them. With their write-ahead logs (a scratch start
+			// is killed, not checkpointed), without the shared-memory
+			// index, which SQLite rebuilds. Not the logs database,
+			// installation_id, the bundled skills or shell snapshots.
+			Seed: []string{
+				".codex/state_5.sqlite", ".codex/state_5.sqlite-wal",
+				".codex/goals_1.sqlite", ".codex/goals_1.sqlite-wal",
+				".codex/memories_1.sqlite", ".codex/memories_1.sqlite-wal",
+			},
 		}, true
 	case ProfileClaude:
 		return Profile{
@@ -283,6 +302,11 @@ func (p Profile) check() error {
 			}
 		default:
 			return fmt.Errorf("settings.%s: kind %q: want string, url, env or file", name, spec.Kind)
+		}
+	}
+	for _, rel := range p.Seed {
+		if !cleanRel(rel) {
+			return fmt.Errorf("seed %q: want a clean path relative to HOME", rel)
 		}
 	}
 	notEnv := append(append([]string{}, p.Args...), p.ModelArgs...)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -159,16 +161,6 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 			vars["api_key_env"], vars["api_key"] = *m.APIKeyEnv, v
 		}
 	}
-	args := prof.argv(vars, set.PermissionPolicy, set.ExtraArgs)
-	for rel, content := range prof.Files {
-		p := filepath.Join(s.dirs.Home, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return nil, adapterkit.Wrap(CodeStartFailed, err)
-		}
-		if err := os.WriteFile(p, []byte(expand(content, vars)), 0o600); err != nil {
-			return nil, adapterkit.Wrap(CodeStartFailed, err)
-		}
-	}
 	if set.Command != "" {
 		prof.Command = set.Command
 	}
@@ -176,16 +168,10 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
-	extra := prof.env(vars)
-	for k, v := range prof.Env {
-		// A private directory the agent expects to exist (unless it names
-		// one of the profile's files, e.g. a configuration file).
-		_, isFile := prof.Files[strings.TrimPrefix(v, "{home}/")]
-		if _, ok := extra[k]; ok && strings.HasPrefix(v, "{home}/") && !isFile {
-			if err := os.MkdirAll(extra[k], 0o700); err != nil {
-				return nil, adapterkit.Wrap(CodeStartFailed, err)
-			}
-		}
+	s.seedHome(ctx, in.Log(), bin, vars)
+	args, extra, err := prepareHome(prof, set, vars)
+	if err != nil {
+		return nil, adapterkit.Wrap(CodeStartFailed, err)
 	}
 	if err := s.launch(ctx, bin, args, extra, prof.DropEnv); err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, err)
@@ -195,6 +181,96 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	}
 	ok = true
 	return s, nil
+}
+
+// prepareHome writes the profile's files under vars["home"], makes the
+// private directories its environment names there, and returns the
+// agent's arguments and the variables the profile adds.
+func prepareHome(prof Profile, set Settings, vars map[string]string) ([]string, map[string]string, error) {
+	home := vars["home"]
+	for rel, content := range prof.Files {
+		p := filepath.Join(home, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return nil, nil, err
+		}
+		if err := os.WriteFile(p, []byte(expand(content, vars)), 0o600); err != nil {
+			return nil, nil, err
+		}
+	}
+	extra := prof.env(vars)
+	for k, v := range prof.Env {
+		// A private directory the agent expects to exist (unless it names
+		// one of the profile's files, e.g. a configuration file).
+		_, isFile := prof.Files[strings.TrimPrefix(v, "{home}/")]
+		if _, ok := extra[k]; ok && strings.HasPrefix(v, "{home}/") && !isFile {
+			if err := os.MkdirAll(extra[k], 0o700); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return prof.argv(vars, set.PermissionPolicy, set.ExtraArgs), extra, nil
+}
+
+// seedHome fills the runtime's private home from the profile's seed
+// (seed.go), building the seed first when there is none: the first
+// runtime of an agent binary pays one scratch start of the agent, later
+// ones copy a few files instead of the agent's first-run work. It never
+// fails a start: a seed it cannot build or use is logged and the agent
+// starts unseeded.
+func (s *session) seedHome(ctx context.Context, log *slog.Logger, bin string, vars map[string]string) {
+	seed, ok, err := newHomeSeed(bin, s.prof)
+	if err != nil {
+		log.Warn("acp: no home seed", "profile", s.prof.Name, "err", err)
+	}
+	if !ok {
+		return
+	}
+	if !seed.exists() {
+		bctx, cancel := context.WithTimeout(ctx, seedBuildTimeout)
+		err := seed.build(bctx, func(ctx context.Context, home string) error { return s.scratchStart(ctx, bin, vars, home) })
+		cancel()
+		if err != nil {
+			log.Warn("acp: home seed not built; starting unseeded", "seed", seed.name, "err", err)
+			return
+		}
+		log.Info("acp: home seed built", "seed", seed.dir())
+	}
+	if _, err := seed.copyInto(s.dirs.Home); err != nil {
+		log.Warn("acp: home seed not used; starting unseeded", "seed", seed.name, "err", err)
+	}
+}
+
+// scratchStart starts the agent as this runtime would (command,
+// arguments, environment) but with its private HOME at home (and its
+// working directory there), waits for its answer to initialize, by which
+// the agent has done its first-run work, and kills it.
+func (s *session) scratchStart(ctx context.Context, bin string, vars map[string]string, home string) error {
+	sv := maps.Clone(vars)
+	sv["home"] = home
+	args, extra, err := prepareHome(s.prof, s.set, sv)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(filepath.Dir(home), "tmp")
+	if err := os.MkdirAll(tmp, 0o700); err != nil {
+		return err
+	}
+	sc := &session{set: s.set, prof: s.prof, workspace: home, dirs: adapterkit.Dirs{Home: home, Tmp: tmp}}
+	defer sc.Stop(context.WithoutCancel(ctx)) // nothing to remove: dirs.Root is empty
+	if err := sc.launch(ctx, bin, args, extra, s.prof.DropEnv); err != nil {
+		return err
+	}
+	_, err = sc.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	// Killed, not asked to stop: the seed is copied from what it left.
+	_ = sc.proc.Kill()
+	select {
+	case <-sc.proc.Done():
+	case <-ctx.Done():
+	}
+	if err != nil {
+		return sc.explain(fmt.Errorf("initialize: %w", err))
+	}
+	return nil
 }
 
 // workspaceDir is the runtime's workspace with symlinks resolved, so that

@@ -10,8 +10,12 @@
 // the per-turn overhead is the median of each round's difference to the
 // direct turn. Cold start is compared with codex-acp started directly
 // both in one reused home and in a fresh one each time: Fabric gives every
-// runtime a private, new home, so codex-acp does its first-run work (state
-// database, shell snapshot, bundled skills) at every Fabric start.
+// runtime a private, new home, so codex-acp does its first-run work
+// (databases, bundled skills, shell snapshot) at every Fabric start. With
+// -seed (SEED=1) the ACP adapter's opt-in home seeds spare it the
+// databases: it copies them from a seed a scratch start made at the first
+// runtime (a new seed directory for each run of the bench), so Fabric's
+// first start is printed apart from the median of all.
 //
 //	bench/acp/run.sh            (builds bin/fabric-host, finds the harnesses)
 package main
@@ -59,6 +63,7 @@ var (
 	startsN    = flag.Int("starts", 10, "cold starts per side")
 	cycles     = flag.Int("cycles", 100, "start/stop cycles per side for the leak count")
 	idleFor    = flag.Duration("idle", 5*time.Second, "idle window for RSS and CPU")
+	seed       = flag.Bool("seed", false, "turn the ACP adapter's opt-in home seeds on (FABRIC_ACP_SEEDS, a new directory per run)")
 )
 
 func main() {
@@ -86,6 +91,13 @@ func main() {
 		fail(err)
 	}
 	defer os.RemoveAll(work)
+	// With -seed the ACP adapter's opt-in home seeds go to a new directory
+	// for each run, so that Fabric's first start is a first.
+	if *seed {
+		os.Setenv("FABRIC_ACP_SEEDS", filepath.Join(work, "seeds"))
+	} else {
+		os.Unsetenv("FABRIC_ACP_SEEDS")
+	}
 
 	sides := []side{
 		{name: "fabric", sys: &fabricSide{stub: stub, work: work}},
@@ -102,19 +114,29 @@ func main() {
 	// Cold start: spawn to a session ready for a prompt. The sides take
 	// turns within each round (the order rotating), so that the machine's
 	// load drifts over all of them alike.
+	// What a side leaves running after its stop (sandbox-agent leaves its
+	// codex-acp) is killed before the next start is timed, so that one
+	// side's leftovers do not load the machine while another is measured;
+	// leftovers are counted by the cycles below.
 	starts := map[string][]time.Duration{}
 	for i := range *startsN {
 		for _, sd := range rotate(sides, i) {
+			before := codexACPPids()
 			t, stop, err := sd.sys.start()
 			if err != nil {
 				fail(fmt.Errorf("%s start: %w", sd.name, err))
 			}
 			stop()
+			killAll(without(codexACPPids(), before))
 			starts[sd.name] = append(starts[sd.name], t)
 		}
 	}
 	for name, ds := range starts {
 		res[name]["cold_start_ms"] = ms(median(ds))
+	}
+	fabricFirst, fabricLater := starts["fabric"][0], time.Duration(0)
+	if len(starts["fabric"]) > 1 {
+		fabricLater = median(starts["fabric"][1:])
 	}
 	// Turns, paired: one session per side, all alive, the sides taking
 	// turns (the order rotating); the overhead is the median of each
@@ -208,6 +230,8 @@ func main() {
 	}
 	fmt.Println()
 	fmt.Println("direct, fresh: codex-acp started with a new, empty CODEX_HOME each time, the first-run work Fabric's private per-runtime home makes it do")
+	fmt.Printf("fabric cold start: first %.2f ms (builds the home seed: one scratch start of codex-acp), later starts median %.2f ms (seeded)\n",
+		ms(fabricFirst), ms(fabricLater))
 }
 
 // side is one way of driving codex-acp.
@@ -388,7 +412,7 @@ func (d *directSide) spawn() (*stdioPeer, time.Duration, error) {
 	_ = os.MkdirAll(ws, 0o755)
 	t0 := time.Now()
 	cmd := exec.Command(*codexACP, codexArgs(d.stub)...)
-	cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"))
+	cmd.Env = append(os.Environ(), "HOME="+home, "CODEX_HOME="+filepath.Join(home, ".codex"), "TMPDIR="+privateTmp(d.work, "direct-tmp"))
 	cmd.Dir = ws
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	in, _ := cmd.StdinPipe()
@@ -413,6 +437,18 @@ func (d *directSide) spawn() (*stdioPeer, time.Duration, error) {
 	_ = json.Unmarshal(r, &sr)
 	p.sess = sr.SessionID
 	return p, time.Since(t0), nil
+}
+
+// privateTmp is a TMPDIR beside (not above) the homes, as Fabric gives
+// each runtime one: codex-acp refuses to make its helper links (apply_patch
+// and others, under CODEX_HOME/tmp/arg0) in a CODEX_HOME under TMPDIR, and
+// the bench's homes are under the system's temporary directory, so with
+// the default TMPDIR the direct sides would skip work Fabric's runtime does
+// at every start, and run without those helpers.
+func privateTmp(work, name string) string {
+	dir := filepath.Join(work, name)
+	_ = os.MkdirAll(dir, 0o700)
+	return dir
 }
 
 func (p *stdioPeer) stop() {
@@ -522,7 +558,8 @@ func (s *sandboxSide) spawn() (*sandboxServer, string, time.Duration, error) {
 	t0 := time.Now()
 	_ = os.MkdirAll(filepath.Join(s.home, ".codex"), 0o700)
 	cmd := exec.Command(*sandboxBin, "server", "--host", "127.0.0.1", "--port", strconv.Itoa(port), "--no-token", "--no-telemetry")
-	cmd.Env = append(os.Environ(), "HOME="+s.home, "SANDBOX_AGENT_BIN="+*sandboxBin, "CODEX_HOME="+filepath.Join(s.home, ".codex"))
+	cmd.Env = append(os.Environ(), "HOME="+s.home, "SANDBOX_AGENT_BIN="+*sandboxBin, "CODEX_HOME="+filepath.Join(s.home, ".codex"),
+		"TMPDIR="+privateTmp(s.work, "sandbox-tmp"))
 	cmd.Dir = ws
 	if err := cmd.Start(); err != nil {
 		return nil, "", 0, err
@@ -705,6 +742,19 @@ func codexACPPids() []int {
 		}
 	}
 	return out
+}
+
+// killAll kills pids and waits (up to 2 s) until none is left, so that
+// their teardown is not timed as part of the next start.
+func killAll(pids []int) {
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if live := without(pids, without(pids, codexACPPids())); len(live) == 0 {
+			return
+		}
+	}
 }
 
 func without(a, b []int) []int {

@@ -1,0 +1,250 @@
+package acp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// A home seed holds files an agent's first run makes in its empty private
+// HOME and later runs only open (codex-acp's migrated SQLite databases),
+// so that a runtime's agent starts from copies of them instead of redoing
+// that work. Profile.Seed lists the files (paths relative to HOME); nothing
+// else is ever copied, and every runtime gets its own copies, never links.
+// Seeding is opt-in: it is on when the host's environment names a
+// directory for seeds in FABRIC_ACP_SEEDS (outside Fabric's state
+// directory, which holds only live runtimes' homes), one seed per profile
+// and key:
+//
+//	$FABRIC_ACP_SEEDS/<profile>-<key>/<files>   read-only
+//
+// It pays where many runtimes start on one machine (an evaluation
+// platform's batch): the first start of a new agent binary pays for the
+// scratch start below, every later one is spared the agent's first-run
+// database work. A sandbox that starts one runtime would only pay.
+//
+// A seed is built once, by a scratch start of the agent (the runtime's own
+// command, arguments and environment, pointed at a scratch home, stopped
+// once it answers initialize), copied into a temporary directory and
+// renamed into place: a directory with that name is complete.
+const envSeeds = "FABRIC_ACP_SEEDS"
+
+// seedStale is the age after which a builder's leftovers (a builder killed
+// mid-way) are removed.
+const seedStale = 10 * time.Minute
+
+// seedBuildTimeout bounds a seed's scratch start.
+const seedBuildTimeout = 30 * time.Second
+
+// homeSeed is the seed a runtime's private home may be filled from.
+type homeSeed struct {
+	cache string   // the seeds' directory
+	name  string   // <profile>-<key>
+	files []string // Profile.Seed
+}
+
+// newHomeSeed returns the profile's seed for the agent binary bin, in the
+// directory $FABRIC_ACP_SEEDS of the host's environment. ok is false when
+// the profile has no seed or seeding is off (the variable unset or empty).
+func newHomeSeed(bin string, prof Profile) (homeSeed, bool, error) {
+	cache := os.Getenv(envSeeds)
+	if len(prof.Seed) == 0 || cache == "" {
+		return homeSeed{}, false, nil
+	}
+	key, err := seedKey(bin, prof.Seed)
+	if err != nil {
+		return homeSeed{}, false, err
+	}
+	return homeSeed{cache: cache, name: prof.Name + "-" + key, files: prof.Seed}, true, nil
+}
+
+// seedKey digests what the seeded files depend on: the agent binary (its
+// resolved path, size and modification time, not its contents: a new
+// version gets a new seed) and the list of files.
+func seedKey(bin string, files []string) (string, error) {
+	real, err := filepath.EvalSymlinks(bin)
+	if err != nil {
+		return "", err
+	}
+	if real, err = filepath.Abs(real); err != nil {
+		return "", err
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	for _, v := range append([]string{real, strconv.FormatInt(st.Size(), 10), strconv.FormatInt(st.ModTime().UnixNano(), 10)}, files...) {
+		fmt.Fprintf(h, "%d:%s\n", len(v), v)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:20], nil
+}
+
+// cleanRel reports whether rel is a clean slash-separated path inside a
+// directory (no "..", not absolute).
+func cleanRel(rel string) bool {
+	return rel != "" && rel != "." && !strings.HasPrefix(rel, "/") && !strings.Contains(rel, "\\") &&
+		rel == filepath.ToSlash(filepath.Clean(filepath.FromSlash(rel))) && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+func (s homeSeed) dir() string { return filepath.Join(s.cache, s.name) }
+
+// exists reports whether the seed has been built.
+func (s homeSeed) exists() bool {
+	st, err := os.Stat(s.dir())
+	return err == nil && st.IsDir()
+}
+
+// copyInto copies the seed's files into home (a file the seed lacks is
+// skipped: the agent makes it). On failure it removes what it copied and
+// returns the error: the runtime then starts unseeded.
+func (s homeSeed) copyInto(home string) (n int, err error) {
+	var made []string
+	defer func() {
+		if err != nil {
+			for _, p := range made {
+				_ = os.Remove(p)
+			}
+			n = 0
+		}
+	}()
+	for _, rel := range s.files {
+		dst := filepath.Join(home, filepath.FromSlash(rel))
+		ok, err := copyRegular(filepath.Join(s.dir(), filepath.FromSlash(rel)), dst)
+		if err != nil {
+			return 0, fmt.Errorf("home seed %s: %w", s.name, err)
+		}
+		if ok {
+			made = append(made, dst)
+		}
+	}
+	return len(made), nil
+}
+
+// copyRegular copies the regular file src (never through a symlink) to
+// dst, a new file (its directory made as needed, 0700). ok is false when
+// src does not exist.
+func copyRegular(src, dst string) (ok bool, err error) {
+	lst, err := os.Lstat(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !lst.Mode().IsRegular() {
+		return false, fmt.Errorf("%s is not a regular file", src)
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		return false, err
+	}
+	defer in.Close()
+	if st, err := in.Stat(); err != nil || !os.SameFile(lst, st) {
+		return false, fmt.Errorf("%s changed while being opened", src)
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return false, err
+	}
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return false, err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		_ = os.Remove(dst)
+		return false, err
+	}
+	if err := out.Close(); err != nil {
+		_ = os.Remove(dst)
+		return false, err
+	}
+	return true, nil
+}
+
+// build makes the seed: scratch runs the agent once with HOME at the home
+// it is given and returns once the agent has stopped; the seed's files it
+// left (any of them may be missing: then the seed lacks it) are copied
+// into a temporary directory, made read-only and renamed into place. A
+// concurrent builder that renamed first wins; the loser's copy is
+// discarded. Writing a seed removes the profile's seeds of other keys and
+// leftovers of builders killed mid-way.
+func (s homeSeed) build(ctx context.Context, scratch func(ctx context.Context, home string) error) error {
+	if err := os.MkdirAll(s.cache, 0o700); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp(s.cache, ".build-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	home := filepath.Join(tmp, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return err
+	}
+	if err := scratch(ctx, home); err != nil {
+		return fmt.Errorf("scratch start: %w", err)
+	}
+	out := filepath.Join(tmp, "seed")
+	if err := os.Mkdir(out, 0o700); err != nil {
+		return err
+	}
+	for _, rel := range s.files {
+		dst := filepath.Join(out, filepath.FromSlash(rel))
+		ok, err := copyRegular(filepath.Join(home, filepath.FromSlash(rel)), dst)
+		if err != nil {
+			return err
+		}
+		if ok {
+			if err := os.Chmod(dst, 0o400); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.Rename(out, s.dir()); err != nil {
+		if s.exists() {
+			return nil // a concurrent builder won
+		}
+		return err
+	}
+	s.removeOthers()
+	return nil
+}
+
+// removeOthers removes the profile's seeds of other keys (renamed aside
+// first, so that a runtime copying from one finds it whole or not at all)
+// and builders' leftovers older than seedStale.
+func (s homeSeed) removeOthers() {
+	prefix := s.name[:strings.LastIndexByte(s.name, '-')+1]
+	keyLen := len(s.name) - len(prefix)
+	ents, err := os.ReadDir(s.cache)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		n := e.Name()
+		switch {
+		case n == s.name || !e.IsDir():
+		case strings.HasPrefix(n, ".build-") || strings.HasPrefix(n, ".old-"):
+			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > seedStale {
+				_ = os.RemoveAll(filepath.Join(s.cache, n))
+			}
+		case strings.HasPrefix(n, prefix) && len(n)-len(prefix) == keyLen && !strings.Contains(n[len(prefix):], "-"):
+			old, err := os.MkdirTemp(s.cache, ".old-")
+			if err != nil {
+				return
+			}
+			_ = os.Rename(filepath.Join(s.cache, n), filepath.Join(old, n))
+			_ = os.RemoveAll(old)
+		}
+	}
+}

@@ -1,0 +1,269 @@
+package acp
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func writeFile(t *testing.T, p, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSeedKey(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "agent")
+	writeFile(t, bin, "v1")
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(bin, link); err != nil {
+		t.Fatal(err)
+	}
+	key := func(bin string, files ...string) string {
+		t.Helper()
+		k, err := seedKey(bin, files)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	base := key(bin, "a")
+	if k := key(link, "a"); k != base {
+		t.Error("a symlink to the binary has another key")
+	}
+	if k := key(bin, "a", "b"); k == base {
+		t.Error("another file list has the same key")
+	}
+	writeFile(t, bin, "v22") // another size
+	if k := key(bin, "a"); k == base {
+		t.Error("another binary size has the same key")
+	}
+	sized := key(bin, "a")
+	if err := os.Chtimes(bin, time.Now(), time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if k := key(bin, "a"); k == sized {
+		t.Error("another modification time has the same key")
+	}
+	if _, err := seedKey(filepath.Join(dir, "missing"), nil); err == nil {
+		t.Error("a missing binary has a key")
+	}
+}
+
+// testSeed is a seed in a temporary cache for a profile that seeds
+// .a/db and .a/db-wal.
+func testSeed(t *testing.T) homeSeed {
+	t.Helper()
+	return homeSeed{cache: filepath.Join(t.TempDir(), "seeds"), name: "agent-0123456789abcdef0123", files: []string{".a/db", ".a/db-wal"}}
+}
+
+// scratchWriting is a scratch start that leaves files (relative path ->
+// content) in its home.
+func scratchWriting(t *testing.T, files map[string]string) func(context.Context, string) error {
+	return func(_ context.Context, home string) error {
+		for rel, data := range files {
+			writeFile(t, filepath.Join(home, rel), data)
+		}
+		return nil
+	}
+}
+
+func TestSeedBuildAndCopy(t *testing.T) {
+	s := testSeed(t)
+	if s.exists() {
+		t.Fatal("a seed before any build")
+	}
+	// .a/db-wal is not made: the seed lacks it. Unlisted files stay out.
+	if err := s.build(context.Background(), scratchWriting(t, map[string]string{".a/db": "DB", ".a/log": "LOG", "id": "ID"})); err != nil {
+		t.Fatal(err)
+	}
+	if !s.exists() {
+		t.Fatal("no seed after a build")
+	}
+	var got []string
+	_ = filepath.WalkDir(s.cache, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(s.cache, p)
+			got = append(got, rel)
+			if st, _ := os.Stat(p); st.Mode().Perm() != 0o400 {
+				t.Errorf("%s is %v, want read-only", rel, st.Mode().Perm())
+			}
+		}
+		return nil
+	})
+	if want := []string{filepath.Join(s.name, ".a", "db")}; !slices.Equal(got, want) {
+		t.Errorf("the cache holds %v, want %v", got, want)
+	}
+
+	home := t.TempDir()
+	n, err := s.copyInto(home)
+	if err != nil || n != 1 {
+		t.Fatalf("copyInto: %d, %v", n, err)
+	}
+	dst := filepath.Join(home, ".a", "db")
+	b, err := os.ReadFile(dst)
+	if err != nil || string(b) != "DB" {
+		t.Fatalf("the copy: %q, %v", b, err)
+	}
+	st, _ := os.Stat(dst)
+	src, _ := os.Stat(filepath.Join(s.dir(), ".a", "db"))
+	if st.Mode().Perm() != 0o600 || os.SameFile(st, src) {
+		t.Errorf("the copy is %v, inode shared %v: want a private 0600 copy", st.Mode().Perm(), os.SameFile(st, src))
+	}
+	if err := os.WriteFile(dst, []byte("CHANGED"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(s.dir(), ".a", "db")); string(b) != "DB" {
+		t.Error("writing a runtime's copy changed the seed")
+	}
+}
+
+func TestSeedCopyFailsWhole(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		spoil func(t *testing.T, s homeSeed, home string)
+	}{
+		{"a symlink in the seed", func(t *testing.T, s homeSeed, _ string) {
+			p := filepath.Join(s.dir(), ".a", "db-wal")
+			if err := os.Symlink("/etc/passwd", p); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"a file already in the home", func(t *testing.T, s homeSeed, home string) {
+			writeFile(t, filepath.Join(home, ".a", "db-wal"), "mine")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := testSeed(t)
+			files := map[string]string{".a/db": "DB", ".a/db-wal": "WAL"}
+			if tc.name == "a symlink in the seed" {
+				delete(files, ".a/db-wal")
+			}
+			if err := s.build(context.Background(), scratchWriting(t, files)); err != nil {
+				t.Fatal(err)
+			}
+			home := t.TempDir()
+			tc.spoil(t, s, home)
+			if n, err := s.copyInto(home); err == nil {
+				t.Fatalf("copyInto: %d files, no error", n)
+			}
+			if _, err := os.Stat(filepath.Join(home, ".a", "db")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a failed copy left .a/db (%v)", err)
+			}
+		})
+	}
+}
+
+func TestSeedBuildFails(t *testing.T) {
+	s := testSeed(t)
+	err := s.build(context.Background(), func(ctx context.Context, home string) error {
+		writeFile(t, filepath.Join(home, ".a", "db"), "DB")
+		return errors.New("agent exited")
+	})
+	if err == nil || !strings.Contains(err.Error(), "agent exited") {
+		t.Fatalf("build: %v", err)
+	}
+	if ents, _ := os.ReadDir(s.cache); len(ents) != 0 || s.exists() {
+		t.Errorf("a failed build left %v", ents)
+	}
+}
+
+func TestSeedConcurrentBuilds(t *testing.T) {
+	s := testSeed(t)
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = s.build(context.Background(), scratchWriting(t, map[string]string{".a/db": "DB", ".a/db-wal": "WAL"}))
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("builder %d: %v", i, err)
+		}
+	}
+	ents, _ := os.ReadDir(s.cache)
+	if len(ents) != 1 || ents[0].Name() != s.name {
+		t.Errorf("the cache holds %v, want the seed only", ents)
+	}
+	if n, err := s.copyInto(t.TempDir()); n != 2 || err != nil {
+		t.Errorf("copyInto: %d, %v", n, err)
+	}
+}
+
+func TestSeedRemovesOthers(t *testing.T) {
+	s := testSeed(t)
+	keep := []string{"agent-x-0123456789abcdef0123", "other-0123456789abcdef0123", ".build-fresh"}
+	gone := []string{"agent-ffffffffffffffffffff", ".build-stale", ".old-stale"}
+	for _, n := range append(slices.Clone(keep), gone...) {
+		writeFile(t, filepath.Join(s.cache, n, "f"), "x")
+	}
+	old := time.Now().Add(-2 * seedStale)
+	for _, n := range []string{".build-stale", ".old-stale"} {
+		if err := os.Chtimes(filepath.Join(s.cache, n), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.build(context.Background(), scratchWriting(t, map[string]string{".a/db": "DB"})); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	ents, _ := os.ReadDir(s.cache)
+	for _, e := range ents {
+		got = append(got, e.Name())
+	}
+	want := append(slices.Clone(keep), s.name)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("the cache holds %v, want %v", got, want)
+	}
+}
+
+func TestNewHomeSeed(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "agent")
+	writeFile(t, bin, "#!/bin/sh\n")
+	prof, _ := bundledProfile(ProfileCodexACP)
+	t.Setenv(envSeeds, filepath.Join(t.TempDir(), "seeds"))
+	s, ok, err := newHomeSeed(bin, prof)
+	if err != nil || !ok || !strings.HasPrefix(s.dir(), filepath.Join(os.Getenv(envSeeds), "codex-acp-")) {
+		t.Fatalf("newHomeSeed: %+v %v %v", s, ok, err)
+	}
+	for _, f := range prof.Seed {
+		base := filepath.Base(f)
+		if strings.HasPrefix(base, "logs_") || base == "installation_id" || strings.HasSuffix(base, "-shm") || strings.Contains(f, "skills") {
+			t.Errorf("codex-acp's seed lists %s", f)
+		}
+	}
+	if _, ok, _ := newHomeSeed(bin, Profile{Name: "x"}); ok {
+		t.Error("a profile without Seed has a seed")
+	}
+	t.Setenv(envSeeds, "")
+	if _, ok, err := newHomeSeed(bin, prof); ok || err != nil {
+		t.Errorf("seeding off: ok %v, err %v; want no seed and no error", ok, err)
+	}
+}
+
+func TestProfileSeedPaths(t *testing.T) {
+	for _, rel := range []string{"", ".", "..", "../x", "/abs", "a/../b", "a//b", "a/"} {
+		if err := (Profile{Seed: []string{rel}}).check(); err == nil {
+			t.Errorf("seed %q passed the check", rel)
+		}
+	}
+	if err := (Profile{Seed: []string{".codex/state_5.sqlite"}}).check(); err != nil {
+		t.Error(err)
+	}
+}
