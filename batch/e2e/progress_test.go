@@ -71,8 +71,8 @@ func TestProgressOnATerminal(t *testing.T) {
 		"batch.yaml": spec(5, 1, "  - {id: a, config: slow.yaml}\n", "limits: {concurrency: 1}\n"),
 	})
 	sock := filepath.Join(dir, "tmux.sock")
-	donefile := filepath.Join(dir, "done")
-	shell := "cd " + dir + " && " + filepath.Join(bins, "fabric") + " batch run batch.yaml --dir run; echo EXIT=$? > " + donefile + "; sleep 60"
+	donefile := filepath.Join(dir, "done") // renamed into place: never read half-written
+	shell := "cd " + dir + " && " + filepath.Join(bins, "fabric") + " batch run batch.yaml --dir run; echo EXIT=$? > " + donefile + ".tmp; mv " + donefile + ".tmp " + donefile + "; sleep 60"
 	start := exec.Command(tmux, "-S", sock, "new-session", "-d", "-x", "160", "-y", "20", "sh", "-c", shell)
 	start.Env = append(os.Environ(), "TMPDIR="+dir)
 	if out, err := start.CombinedOutput(); err != nil {
