@@ -230,8 +230,13 @@ func main() {
 	}
 	fmt.Println()
 	fmt.Println("direct, fresh: codex-acp started with a new, empty CODEX_HOME each time, the first-run work Fabric's private per-runtime home makes it do")
-	fmt.Printf("fabric cold start: first %.2f ms (builds the home seed: one scratch start of codex-acp), later starts median %.2f ms (seeded)\n",
-		ms(fabricFirst), ms(fabricLater))
+	if *seed {
+		fmt.Printf("fabric cold start: first %.2f ms (builds the home seed: one scratch start of codex-acp), later starts median %.2f ms (seeded)\n",
+			ms(fabricFirst), ms(fabricLater))
+	} else {
+		fmt.Printf("fabric cold start: first %.2f ms, later starts median %.2f ms (home seeds off; SEED=1 turns them on)\n",
+			ms(fabricFirst), ms(fabricLater))
+	}
 }
 
 // side is one way of driving codex-acp.
