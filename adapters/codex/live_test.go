@@ -178,8 +178,11 @@ func TestLiveRateLimited(t *testing.T) {
 func TestLiveStopCleansUp(t *testing.T) {
 	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
 		// A command that leaves codex's process group and session, and
-		// would outlive the runtime if stop only signalled the group.
-		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "setsid sleep 300 >/dev/null 2>&1 </dev/null & echo started"}}},
+		// would outlive the runtime if stop only signalled the group. It
+		// answers once the sleeper has its own session (its pid file is
+		// written after setsid), so that nothing ending the command's group
+		// as it returns, and no slow machine, can keep it from being there.
+		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "setsid sh -c 'echo $$ > \"$HOME/detached.pid\"; exec sleep 300' >/dev/null 2>&1 </dev/null & until [ -s \"$HOME/detached.pid\" ]; do sleep 0.05; done; echo started"}}},
 		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{Text: "spawned"}},
 	}, Default: &modelstub.Reply{Text: "ok"}})
 	rt := l.Start(l.config(map[string]any{"sandbox": "danger-full-access"}, nil))

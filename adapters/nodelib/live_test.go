@@ -30,7 +30,7 @@ func liveScript() *modelstub.Script {
 		{Match: modelstub.Match{Contains: "SLOW_STREAM"}, Reply: modelstub.Reply{Text: strings.Repeat("slow ", 40), Chunks: 40, IntervalMS: 500}},
 		{Match: modelstub.Match{Contains: "SLOW_TOOL"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "echo started > slow.txt; sleep 300; echo finished >> slow.txt"}}},
 		{Match: modelstub.Match{Contains: "SLOW_TOOL"}, Reply: modelstub.Reply{Text: "slow tool done"}},
-		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "setsid sleep 300 >/dev/null 2>&1 </dev/null & sleep 300 >/dev/null 2>&1 & echo started"}}},
+		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "setsid sh -c 'echo $$ > \"$HOME/detached.pid\"; exec sleep 300' >/dev/null 2>&1 </dev/null & until [ -s \"$HOME/detached.pid\" ]; do sleep 0.05; done; sleep 300 >/dev/null 2>&1 & echo started"}}},
 		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{Text: "spawned"}},
 	}, Default: &modelstub.Reply{Text: "quick"}}
 }

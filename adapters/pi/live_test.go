@@ -122,7 +122,7 @@ func TestLiveModelError(t *testing.T) {
 // process carrying the runtime's environment, and no private directory.
 func TestLiveStopCleansUp(t *testing.T) {
 	l := newLive(t, &modelstub.Script{Rules: []modelstub.Rule{
-		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "setsid sleep 300 >/dev/null 2>&1 </dev/null & sleep 300 >/dev/null 2>&1 & echo started"}}},
+		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{ToolCall: &modelstub.ToolCall{Command: "setsid sh -c 'echo $$ > \"$HOME/detached.pid\"; exec sleep 300' >/dev/null 2>&1 </dev/null & until [ -s \"$HOME/detached.pid\" ]; do sleep 0.05; done; sleep 300 >/dev/null 2>&1 & echo started"}}},
 		{Match: modelstub.Match{Contains: "SPAWN"}, Reply: modelstub.Reply{Text: "spawned"}},
 	}, Default: &modelstub.Reply{Text: "ok"}})
 	rt := l.Start(l.config(nil, nil))
