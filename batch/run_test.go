@@ -2,6 +2,8 @@ package batch_test
 
 import (
 	"context"
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -127,4 +129,80 @@ grader: {kind: none}
 			t.Errorf("%s: %s reward %v", rec.Task, rec.Outcome, rec.Reward)
 		}
 	}
+}
+
+// A runner killed between a trial's commit point (trial.json) and its line
+// in results.jsonl left the trial done but unlisted, and a resume skipped
+// it: results.jsonl stayed one line short for good. Opening the directory
+// again lists every committed trial once, and drops a torn last line.
+func TestOpenRepairsResults(t *testing.T) {
+	dir := t.TempDir()
+	files(t, dir, map[string]string{
+		"echo.yaml": scriptedConfig("answer: {input}", ""),
+		"batch.yaml": `schema_version: fabric.batch/v1alpha1
+metadata: {name: repair}
+tasks: {items: [{id: a, input: {text: "a"}}, {id: b, input: {text: "b"}}]}
+configs: [{id: echo, config: echo.yaml}]
+repeats: 2
+grader: {kind: output_match, match: {contains: answer}}
+`,
+	})
+	run := filepath.Join(dir, "run")
+	r := open(t, filepath.Join(dir, "batch.yaml"), run, batch.Options{})
+	if _, err := r.Run(context.Background(), batch.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.Close()
+	results := filepath.Join(run, "results.jsonl")
+	full := resultLines(t, results)
+	if len(full) != 4 {
+		t.Fatalf("%d result lines after the run, want 4", len(full))
+	}
+	for _, tc := range []struct {
+		name string
+		file string
+	}{
+		{"last line missing", strings.Join(full[:3], "")},
+		{"two lines missing", full[0] + full[2]},
+		{"torn last line", strings.Join(full[:3], "") + full[3][:10]},
+		{"empty", ""},
+		{"complete", strings.Join(full, "")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(results, []byte(tc.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for range 2 { // a second open changes nothing
+				open(t, filepath.Join(dir, "batch.yaml"), run, batch.Options{}).Close()
+				got := resultLines(t, results)
+				if len(got) != 4 {
+					t.Fatalf("%d result lines after open, want 4:\n%s", len(got), strings.Join(got, ""))
+				}
+				seen := map[string]bool{}
+				for _, l := range got {
+					var e struct {
+						TrialID string `json:"trial_id"`
+						Path    string `json:"path"`
+					}
+					if err := json.Unmarshal([]byte(l), &e); err != nil {
+						t.Fatalf("line %q: %v", l, err)
+					}
+					if seen[e.TrialID] {
+						t.Fatalf("%s listed twice", e.TrialID)
+					}
+					seen[e.TrialID] = true
+				}
+			}
+		})
+	}
+}
+
+// resultLines reads results.jsonl as lines, each with its newline.
+func resultLines(t *testing.T, p string) []string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.SplitAfter(strings.TrimSuffix(string(b), "\n"), "\n")
 }

@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -161,6 +162,11 @@ func Open(ctx context.Context, spec *Spec, dir string, opts Options) (*Runner, e
 	}
 	if err := r.checkLock(); err != nil {
 		return nil, err
+	}
+	if !opts.Worker {
+		if err := r.repairResults(); err != nil {
+			return nil, err
+		}
 	}
 	ok = true
 	return r, nil
@@ -409,15 +415,79 @@ func (r *Runner) Commit(rec contract.BatchTrial) error {
 	if err := writeJSONAtomic(filepath.Join(r.dir, t.Dir, "trial.json"), rec); err != nil {
 		return err
 	}
-	line, _ := json.Marshal(map[string]any{"trial_id": rec.TrialID, "outcome": rec.Outcome, "digest": rec.Digest, "attempts": rec.Attempts, "path": filepath.Join(t.Dir, "trial.json")})
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return r.appendResults(resultLine(t, rec))
+}
+
+// resultLine is a committed trial's line in results.jsonl.
+func resultLine(t Trial, rec contract.BatchTrial) []byte {
+	line, _ := json.Marshal(resultEntry{TrialID: rec.TrialID, Outcome: rec.Outcome, Digest: rec.Digest, Attempts: rec.Attempts, Path: filepath.Join(t.Dir, "trial.json")})
+	return append(line, '\n')
+}
+
+// resultEntry is one line of results.jsonl.
+type resultEntry struct {
+	Attempts int    `json:"attempts"`
+	Digest   string `json:"digest"`
+	Outcome  string `json:"outcome"`
+	Path     string `json:"path"`
+	TrialID  string `json:"trial_id"`
+}
+
+func (r *Runner) appendResults(lines []byte) error {
 	f, err := os.OpenFile(filepath.Join(r.dir, "results.jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(line, '\n'))
+	_, err = f.Write(lines)
 	return errors.Join(err, f.Close())
+}
+
+// repairResults makes results.jsonl list every committed trial: a runner
+// stopped between a trial's commit point (trial.json) and its line left
+// the trial done but unlisted, and a resume skips done trials. A torn last
+// line (a machine crash mid-append) is cut first. Only the runner that
+// holds the directory lock repairs.
+func (r *Runner) repairResults() error {
+	p := filepath.Join(r.dir, "results.jsonl")
+	b, err := os.ReadFile(p)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if i := bytes.LastIndexByte(b, '\n'); i+1 < len(b) {
+		r.log.Warn("batch: cut a torn last line of results.jsonl", "file", p, "bytes", len(b)-i-1)
+		if err := os.Truncate(p, int64(i+1)); err != nil {
+			return fmt.Errorf("%s: cut torn last line: %w", p, err)
+		}
+		b = b[:i+1]
+	}
+	last := map[string]resultEntry{}
+	for l := range bytes.Lines(b) {
+		var e resultEntry
+		if json.Unmarshal(l, &e) == nil {
+			last[e.TrialID] = e
+		}
+	}
+	var missing []byte
+	for _, t := range r.trials {
+		rec, err := r.ReadTrial(t)
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			continue
+		}
+		if e, ok := last[rec.TrialID]; ok && e.Outcome == rec.Outcome && e.Digest == rec.Digest && e.Attempts == rec.Attempts {
+			continue
+		}
+		missing = append(missing, resultLine(t, *rec)...)
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	r.log.Warn("batch: listed committed trials missing from results.jsonl", "file", p, "trials", bytes.Count(missing, []byte{'\n'}))
+	return r.appendResults(missing)
 }
 
 // Records reads the record of every planned trial that has one, in run
