@@ -3,9 +3,9 @@
 # Go hello world (issue 15 budget: at most 4x /bin/true). Each timed run execs one command RUNS times; the
 # commands are timed in pairs against /bin/true, alternated, PAIRS times, and the medians are printed.
 #
-#   bench/cli/run.sh                   builds cmd/fabric and cmd/fabric-agent-ctl (with its serve,
-#                                      cmd/fabric-agent-ctl-serve) from this checkout, as they are meant to
-#                                      be built (CGO_ENABLED=0, see cmd/fabric-agent-ctl)
+#   bench/cli/run.sh                   builds cmd/fabric and cmd/fabric-agent-ctl (each with its serve program,
+#                                      cmd/fabric-serve and cmd/fabric-agent-ctl-serve) from this checkout, as
+#                                      they are meant to be built (CGO_ENABLED=0, see cmd/fabric-agent-ctl)
 #   BASE="dir..." bench/cli/run.sh     also measures the binaries in each dir (e.g. main's), in the same run,
 #                                      tagged with the dir's name
 #
@@ -17,7 +17,7 @@ pairs=${PAIRS:-9}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 mkdir "$out/new"
-CGO_ENABLED=0 go build -o "$out/new/" ./cmd/fabric ./cmd/fabric-agent-ctl ./cmd/fabric-agent-ctl-serve
+CGO_ENABLED=0 go build -o "$out/new/" ./cmd/fabric ./cmd/fabric-serve ./cmd/fabric-agent-ctl ./cmd/fabric-agent-ctl-serve
 go build -o "$out/hello" ./bench/cli/hello
 
 # cpu_us CMD...: prints the children's user+sys CPU in microseconds for RUNS runs of CMD.

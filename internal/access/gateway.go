@@ -18,6 +18,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 // Errors a Dispatcher returns for a turn it did not run.
@@ -147,39 +148,6 @@ type Key struct {
 	Token     string    `json:"token"`
 	ExpiresAt time.Time `json:"expires_at"`
 	URL       string    `json:"url"`
-}
-
-// KeyInfo describes a grant (never its secret).
-type KeyInfo struct {
-	ID         string     `json:"key_id"`
-	Client     string     `json:"client"`
-	Agent      string     `json:"agent"`
-	Generation string     `json:"generation"`
-	CreatedAt  time.Time  `json:"created_at"`
-	ExpiresAt  time.Time  `json:"expires_at"`
-	RevokedAt  *time.Time `json:"revoked_at,omitempty"`
-	State      string     `json:"state"` // active, expired, revoked, replaced
-}
-
-// TurnInfo is one live turn.
-type TurnInfo struct {
-	ResponseID string    `json:"response_id"`
-	Agent      string    `json:"agent"`
-	Client     string    `json:"client"`
-	KeyID      string    `json:"key_id"`
-	Status     string    `json:"status"`
-	CreatedAt  time.Time `json:"created_at"`
-}
-
-// Status is what `fabric deploy status` shows of a gateway.
-type Status struct {
-	Name    string     `json:"name"`
-	URL     string     `json:"url"`
-	Agents  []string   `json:"agents"`
-	Clients []string   `json:"clients"`
-	Grants  []KeyInfo  `json:"grants"`
-	Turns   []TurnInfo `json:"live_turns"`
-	StoreOK bool       `json:"store_ok"`
 }
 
 // Gateway is one access gateway.
@@ -467,15 +435,15 @@ func (g *Gateway) Grant(client, agent string, ttl time.Duration) (Key, error) {
 }
 
 // List describes every grant, oldest first (never a secret).
-func (g *Gateway) List() []KeyInfo {
+func (g *Gateway) List() []supervisorproto.AccessKey {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	out := make([]KeyInfo, 0, len(g.grants))
+	out := make([]supervisorproto.AccessKey, 0, len(g.grants))
 	now := g.now()
 	for _, gr := range g.grants {
 		out = append(out, g.infoLocked(gr, now))
 	}
-	slices.SortFunc(out, func(a, b KeyInfo) int {
+	slices.SortFunc(out, func(a, b supervisorproto.AccessKey) int {
 		if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
 			return c
 		}
@@ -494,8 +462,8 @@ func compareStrings(a, b string) int {
 	return 0
 }
 
-func (g *Gateway) infoLocked(gr *grant, now time.Time) KeyInfo {
-	ki := KeyInfo{ID: gr.keyID, Client: gr.client, Agent: gr.agent, Generation: gr.generation, CreatedAt: gr.created, ExpiresAt: gr.expires, RevokedAt: gr.revoked, State: "active"}
+func (g *Gateway) infoLocked(gr *grant, now time.Time) supervisorproto.AccessKey {
+	ki := supervisorproto.AccessKey{ID: gr.keyID, Client: gr.client, Agent: gr.agent, Generation: gr.generation, CreatedAt: gr.created, ExpiresAt: gr.expires, RevokedAt: gr.revoked, State: "active"}
 	b, bound := g.bindings[gr.agent]
 	switch {
 	case gr.revoked != nil:
@@ -562,10 +530,10 @@ func (g *Gateway) Rotate(keyID string, ttl time.Duration) (Key, error) {
 }
 
 // Status reports the gateway, its grants and its live turns.
-func (g *Gateway) Status() Status {
+func (g *Gateway) Status() supervisorproto.AccessStatus {
 	grants := g.List()
 	g.mu.Lock()
-	s := Status{Name: g.opts.Name, URL: g.url, Grants: grants}
+	s := supervisorproto.AccessStatus{Name: g.opts.Name, URL: g.url, Grants: grants}
 	for a := range g.bindings {
 		s.Agents = append(s.Agents, a)
 	}
@@ -573,13 +541,13 @@ func (g *Gateway) Status() Status {
 		s.Clients = append(s.Clients, c)
 	}
 	for _, t := range g.live {
-		s.Turns = append(s.Turns, TurnInfo{ResponseID: t.id, Agent: t.agent, Client: t.client, KeyID: t.keyID, Status: t.status(), CreatedAt: t.created})
+		s.Turns = append(s.Turns, supervisorproto.AccessTurn{ResponseID: t.id, Agent: t.agent, Client: t.client, KeyID: t.keyID, Status: t.status(), CreatedAt: t.created})
 	}
 	closed := g.closed
 	g.mu.Unlock()
 	slices.Sort(s.Agents)
 	slices.Sort(s.Clients)
-	slices.SortFunc(s.Turns, func(a, b TurnInfo) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	slices.SortFunc(s.Turns, func(a, b supervisorproto.AccessTurn) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	s.StoreOK = !closed && g.st.ping(ctx)

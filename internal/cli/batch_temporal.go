@@ -7,12 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/companion"
 )
 
 // CodeBackendUnavailable: the batch backend asked for is not installed
@@ -26,13 +26,7 @@ const temporalExecutable = "fabric-temporal"
 // findTemporal returns fabric-temporal beside the running fabric, else
 // the one on PATH.
 func findTemporal() (string, error) {
-	if self, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(self), temporalExecutable)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(temporalExecutable); err == nil {
+	if p, err := companion.Find(temporalExecutable); err == nil {
 		return p, nil
 	}
 	return "", &fabric.ConfigError{Failure: contract.Failure{

@@ -62,6 +62,12 @@ type app struct {
 	client func() *fabric.Client
 	// groups are the group commands not built yet (group).
 	groups map[*cobra.Command]func(*cobra.Command)
+	// args are the command line's arguments, which serve passes on to
+	// ServeBinary.
+	args []string
+	// serve runs serve in this process (fabric-serve); nil in fabric,
+	// whose serve replaces the process with ServeBinary.
+	serve Serve
 }
 
 // Main runs the fabric CLI with the process's arguments and streams; the
@@ -69,16 +75,16 @@ type app struct {
 // caught from when a command runs, not for help or a usage error: catching
 // them starts two threads, a tenth of the CPU of fabric --help (bench/cli).
 func Main() int {
-	return run(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, true)
+	return run(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}, true, nil)
 }
 
 // Run executes the fabric CLI and returns its exit code.
 func Run(ctx context.Context, args []string, stdio Stdio) int {
-	return run(ctx, args, stdio, false)
+	return run(ctx, args, stdio, false, nil)
 }
 
-func run(ctx context.Context, args []string, stdio Stdio, signals bool) int {
-	a := &app{stdio: stdio, signals: signals, client: sync.OnceValue(func() *fabric.Client { return fabric.New(clientopts.Binary(os.Getenv)...) })}
+func run(ctx context.Context, args []string, stdio Stdio, signals bool, serve Serve) int {
+	a := &app{stdio: stdio, args: args, serve: serve, signals: signals, client: sync.OnceValue(func() *fabric.Client { return fabric.New(clientopts.Binary(os.Getenv)...) })}
 	root := a.rootCommand()
 	a.populate(root, args)
 	root.SetArgs(args)
@@ -128,6 +134,10 @@ func (a *app) rootCommand() *cobra.Command {
 		},
 	}
 	root.PersistentFlags().StringVarP(&a.output, "output", "o", "json", "output format: json, jsonl (one compact document per line; fabric run streams its events) or text (default for run and chat when stdout is a terminal)")
+	if a.serve != nil {
+		root.AddCommand(a.serveCommand())
+		return root
+	}
 	root.AddCommand(a.planCommand(), a.doctorCommand(), a.adaptersCommand(), a.schemaCommand(), a.runCommand(), a.chatCommand(), a.checkCommand(), a.conformanceCommand())
 	root.AddCommand(a.modelCommand(), a.deployCommand(), a.serveCommand(), a.batchCommand(), a.packagesCommand())
 	return root

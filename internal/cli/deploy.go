@@ -1,26 +1,15 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
-	"os/signal"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	fabric "github.com/fabric-runtime/fabric"
-	"github.com/fabric-runtime/fabric/internal/agentctl"
-	"github.com/fabric-runtime/fabric/internal/agentctl/server"
-	"github.com/fabric-runtime/fabric/internal/clientopts"
-	"github.com/fabric-runtime/fabric/internal/console"
 	"github.com/fabric-runtime/fabric/internal/deploy"
-	"github.com/fabric-runtime/fabric/internal/supervisor"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 func (a *app) deployCommand() *cobra.Command {
@@ -91,7 +80,7 @@ func (a *app) populateDeploy(cmd *cobra.Command) {
 				fmt.Fprintf(a.stdio.Out, "  to do: %s\n", r)
 			}
 		})
-		if werr == nil && res.Outcome != supervisor.OutcomeSucceeded {
+		if werr == nil && res.Outcome != supervisorproto.OutcomeSucceeded {
 			return silentExit(ExitFailure)
 		}
 		return werr
@@ -204,11 +193,11 @@ func (a *app) deployAccessCommand(opts func(string) deploy.Options) *cobra.Comma
 		return c
 	}
 	cmd.AddCommand(
-		sub("grant FILE --integration NAME --agent A --client C [--ttl D]", "Issue a key for one client and one agent (the token is printed once)", supervisor.AccessGrant, "agent", "client", "ttl"),
-		sub("list FILE --integration NAME", "List keys (never their tokens)", supervisor.AccessList),
-		sub("revoke FILE --integration NAME --key-id K", "Revoke a key: its live streams end within a second", supervisor.AccessRevoke, "key"),
-		sub("rotate FILE --integration NAME --key-id K [--ttl D]", "Issue a successor key; the old one keeps working for a grace period", supervisor.AccessRotate, "key", "ttl"),
-		sub("reconcile FILE --integration NAME --response-id ID --outcome O [--evidence TEXT]", "Settle a turn whose outcome is unknown, with what was observed", supervisor.AccessReconcile, "outcome"),
+		sub("grant FILE --integration NAME --agent A --client C [--ttl D]", "Issue a key for one client and one agent (the token is printed once)", supervisorproto.AccessGrant, "agent", "client", "ttl"),
+		sub("list FILE --integration NAME", "List keys (never their tokens)", supervisorproto.AccessList),
+		sub("revoke FILE --integration NAME --key-id K", "Revoke a key: its live streams end within a second", supervisorproto.AccessRevoke, "key"),
+		sub("rotate FILE --integration NAME --key-id K [--ttl D]", "Issue a successor key; the old one keeps working for a grace period", supervisorproto.AccessRotate, "key", "ttl"),
+		sub("reconcile FILE --integration NAME --response-id ID --outcome O [--evidence TEXT]", "Settle a turn whose outcome is unknown, with what was observed", supervisorproto.AccessReconcile, "outcome"),
 	)
 	return cmd
 }
@@ -265,111 +254,4 @@ func (a *app) printDeployStatus(res *deploy.StatusResult) {
 	for _, d := range res.Drift {
 		fmt.Fprintf(a.stdio.Out, "  drift: %s %s (%s)\n", d.Action, d.Resource, d.Reason)
 	}
-}
-
-// systemdUnit is what fabric serve --print-systemd-unit prints.
-const systemdUnit = `[Unit]
-Description=Fabric deployment supervisor (%[1]s)
-After=network.target
-
-[Service]
-Type=simple
-ExecStart=%[2]s serve --state-dir %[1]s --socket %[3]s
-Restart=on-failure
-RestartSec=2
-# SIGTERM: runtimes and services stop within their deadlines.
-KillMode=mixed
-TimeoutStopSec=60
-UMask=0077
-
-[Install]
-WantedBy=multi-user.target
-`
-
-func (a *app) serveCommand() *cobra.Command {
-	var stateDir, socket, logLevel, consoleListen string
-	var shutdownTimeout time.Duration
-	var unit bool
-	cmd := &cobra.Command{
-		Use:   "serve --state-dir DIR [--socket PATH] [--print-systemd-unit]",
-		Short: "Run a deployment supervisor: owns agents' runtimes and integration services, answers deploy and fabric-agent-ctl requests on a Unix socket",
-		Long: "The supervisor that fabric deploy apply starts (supervisor.kind process) or that an operator runs (kind external, e.g. under systemd: --print-systemd-unit prints a unit).\n" +
-			"It prints one JSON line when it serves and one when it stopped; logs (JSON) go to stderr. SIGTERM or SIGINT stops every runtime and service; a second signal cuts the wait short.",
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if stateDir == "" {
-				return &exitError{code: ExitUsage, err: errors.New("--state-dir is required")}
-			}
-			abs, err := filepath.Abs(stateDir)
-			if err != nil {
-				return &exitError{code: ExitUsage, err: err}
-			}
-			if socket == "" {
-				socket = filepath.Join(abs, supervisor.SocketFile)
-			}
-			if socket, err = filepath.Abs(socket); err != nil {
-				return &exitError{code: ExitUsage, err: err}
-			}
-			if unit {
-				exe, _ := os.Executable()
-				_, err := fmt.Fprintf(a.stdio.Out, systemdUnit, abs, exe, socket)
-				return err
-			}
-			var level slog.Level
-			if err := level.UnmarshalText([]byte(logLevel)); err != nil {
-				return &exitError{code: ExitUsage, err: errors.New("--log-level must be debug, info, warn or error")}
-			}
-			signal.Ignore(syscall.SIGPIPE, syscall.SIGHUP)
-			logger := slog.New(slog.NewJSONHandler(a.stdio.Err, &slog.HandlerOptions{Level: level}))
-			sup, err := supervisor.New(supervisor.Options{StateDir: abs, Socket: socket, Logger: logger,
-				Client: fabric.New(clientopts.With(os.Getenv, fabric.WithLogger(logger))...), ShutdownTimeout: shutdownTimeout})
-			if err != nil {
-				var ae *agentctl.Error
-				if !errors.As(err, &ae) {
-					ae = &agentctl.Error{Code: agentctl.CodeSocketUnavailable, Message: err.Error()}
-				}
-				_ = a.writeJSON(map[string]any{"status": "failed", "error": ae})
-				return silentExit(ExitFailure)
-			}
-			serve := sup.Serve
-			serving := map[string]any{"status": "serving", "socket": sup.Socket(), "pid": os.Getpid(), "state_dir": abs}
-			if consoleListen != "off" {
-				cons, err := console.New(console.Options{Listen: consoleListen, StateDir: abs, Supervisor: sup,
-					Logger: logger.With("component", "console")})
-				if err != nil {
-					// Release the socket and the serve lock: nothing was served.
-					done, cancel := context.WithCancel(cmd.Context())
-					cancel()
-					sup.Serve(done)
-					_ = a.writeJSON(map[string]any{"status": "failed", "error": &agentctl.Error{Code: deploy.CodeConsoleUnavailable, Message: err.Error()}})
-					return silentExit(ExitFailure)
-				}
-				sup.SetConsole(cons.URL(), cons.TokenFile())
-				serving["console"] = cons.URL()
-				serve = func(ctx context.Context) server.Result {
-					done := make(chan error, 1)
-					go func() { done <- cons.Serve(ctx) }()
-					res := sup.Serve(ctx)
-					if err := <-done; err != nil {
-						logger.Error("console", "error", err)
-					}
-					return res
-				}
-			}
-			_ = a.writeJSON(serving)
-			res := server.UntilSignal(cmd.Context(), logger, serve, sup.Force)
-			_ = a.writeJSON(map[string]any{"status": "stopped", "stopped": res.Stopped, "unclean": res.Unclean, "marker": res.Marker})
-			if len(res.Unclean) > 0 {
-				return silentExit(ExitFailure)
-			}
-			return nil
-		},
-	}
-	cmd.Flags().StringVar(&stateDir, "state-dir", "", "the deployment's state directory (journal, socket, logs)")
-	cmd.Flags().StringVar(&socket, "socket", "", "control socket (default <state-dir>/supervisor.sock)")
-	cmd.Flags().DurationVar(&shutdownTimeout, "shutdown-timeout", 0, "bound on the wait for runtimes to stop at shutdown")
-	cmd.Flags().StringVar(&logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	cmd.Flags().BoolVar(&unit, "print-systemd-unit", false, "print a systemd unit that runs this supervisor, and exit")
-	cmd.Flags().StringVar(&consoleListen, "console-listen", console.DefaultListen, "the console's loopback address (port 0: chosen once, then kept), or off")
-	return cmd
 }

@@ -9,7 +9,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/deploy"
-	"github.com/fabric-runtime/fabric/internal/supervisor"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 	sc "github.com/fabric-runtime/fabric/internal/supportcatalog"
 )
 
@@ -85,13 +85,13 @@ type auditApplied struct {
 
 // retired reports whether an agent's state already carries out a drain
 // or stop: a revocation retired it and no runtime is left.
-func retired(ag supervisor.AgentStatus) bool {
-	return ag.Revocation != nil && (ag.State == supervisor.StateDrained || ag.State == supervisor.StateStopped)
+func retired(ag supervisorproto.AgentStatus) bool {
+	return ag.Revocation != nil && (ag.State == supervisorproto.StateDrained || ag.State == supervisorproto.StateStopped)
 }
 
 // applyVerdict carries out fd's drain or stop on the running deployment
 // doc (ag is its status); nil when the verdict asks for nothing.
-func (a *app) applyVerdict(ctx context.Context, doc string, fd *auditFinding, ag supervisor.AgentStatus, serial int64, timeout time.Duration) *auditApplied {
+func (a *app) applyVerdict(ctx context.Context, doc string, fd *auditFinding, ag supervisorproto.AgentStatus, serial int64, timeout time.Duration) *auditApplied {
 	switch fd.Verdict {
 	case auditUnlisted:
 		return &auditApplied{Action: "none", Error: "the catalog in force no longer lists its entry, so no revocation policy says whether to drain or stop it: an operator decides (fabric deploy destroy, or deploy it under a listed package)"}
@@ -102,13 +102,13 @@ func (a *app) applyVerdict(ctx context.Context, doc string, fd *auditFinding, ag
 	if retired(ag) {
 		return &auditApplied{Action: fd.Verdict, Outcome: ag.State, Already: true}
 	}
-	p := supervisor.RevokePayload{Agent: ag.Name, Policy: fd.Verdict, CatalogSerial: serial, Entry: fd.Package.Entry, Reason: fd.Reason}
+	p := supervisorproto.RevokePayload{Agent: ag.Name, Policy: fd.Verdict, CatalogSerial: serial, Entry: fd.Package.Entry, Reason: fd.Reason}
 	res, err := deploy.Revoke(ctx, deploy.Options{File: doc, Client: a.client()}, p, timeout)
 	if err != nil {
 		return &auditApplied{Action: fd.Verdict, Error: err.Error()}
 	}
 	out := &auditApplied{Action: fd.Verdict, Outcome: res.Outcome, Already: res.Already}
-	if res.Outcome != supervisor.StateDrained && res.Outcome != supervisor.StateStopped {
+	if res.Outcome != supervisorproto.StateDrained && res.Outcome != supervisorproto.StateStopped {
 		out.Error = fmt.Sprintf("still %s after %s: turns are in flight; the drain goes on (run audit --apply again to confirm it)", res.Outcome, timeout)
 	}
 	return out

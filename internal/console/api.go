@@ -12,7 +12,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
-	"github.com/fabric-runtime/fabric/internal/supervisor"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 // maxBody bounds a request body of the console's API.
@@ -37,13 +37,13 @@ func decodeBody(r *http.Request, v any) error {
 func (c *Console) apiAccess(w http.ResponseWriter, r *http.Request) {
 	// The same payload as fabric deploy access grant|list|rotate|revoke
 	// sends.
-	var in supervisor.AccessPayload
+	var in supervisorproto.AccessPayload
 	if err := decodeBody(r, &in); err != nil {
 		refuse(w, r, http.StatusBadRequest, "invalid_request", err.Error())
 		return
 	}
 	switch in.Op {
-	case supervisor.AccessGrant, supervisor.AccessList, supervisor.AccessRevoke, supervisor.AccessRotate:
+	case supervisorproto.AccessGrant, supervisorproto.AccessList, supervisorproto.AccessRevoke, supervisorproto.AccessRotate:
 	default:
 		refuse(w, r, http.StatusBadRequest, "invalid_request", "op: must be grant, list, rotate or revoke")
 		return
@@ -56,12 +56,12 @@ func (c *Console) apiAccess(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
 	defer cancel()
 	resp := c.sup.Deploy(ctx, &agentctl.Request{Operation: agentctl.OpDeploy, OperationID: agentctl.NewOperationID(),
-		Action: supervisor.ActionAccess, TimeoutSeconds: 30, Payload: payload})
+		Action: supervisorproto.ActionAccess, TimeoutSeconds: 30, Payload: payload})
 	if resp.Error != nil {
 		status := http.StatusConflict
 		if resp.Error.Code == agentctl.CodeInvalidRequest {
 			status = http.StatusBadRequest
-		} else if resp.Error.Code == supervisor.CodeNoSuchIntegration {
+		} else if resp.Error.Code == supervisorproto.CodeNoSuchIntegration {
 			status = http.StatusNotFound
 		}
 		writeJSON(w, status, map[string]any{"error": map[string]string{"code": resp.Error.Code, "message": resp.Error.Message}})

@@ -20,7 +20,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapterkit/harnessui"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
-	"github.com/fabric-runtime/fabric/internal/supervisor"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 // Files of the console in the supervisor's state directory.
@@ -36,20 +36,16 @@ const (
 // TokenPrefix starts every console token.
 const TokenPrefix = "fabc_"
 
-// DefaultListen is the console's address unless told otherwise: loopback,
-// a port chosen once and then kept.
-const DefaultListen = "127.0.0.1:0"
-
 // Supervisor is what the console shows and acts on (*supervisor.Supervisor).
 type Supervisor interface {
-	Status() supervisor.Status
+	Status() supervisorproto.Status
 	Deploy(ctx context.Context, req *agentctl.Request) *agentctl.Response
 	Follow(ctx context.Context, agent, runtimeID string, after uint64) (*fabric.Stream, string, error)
 }
 
 // Options configure a Console.
 type Options struct {
-	// Listen is the address (default DefaultListen). A non-loopback
+	// Listen is the address (default supervisorproto.ConsoleListen). A non-loopback
 	// address is refused unless AllowNonLoopback is set.
 	Listen           string
 	AllowNonLoopback bool
@@ -93,7 +89,7 @@ func New(opts Options) (*Console, error) {
 	}
 	listen := opts.Listen
 	if listen == "" {
-		listen = DefaultListen
+		listen = supervisorproto.ConsoleListen
 	}
 	host, port, err := net.SplitHostPort(listen)
 	if err != nil {

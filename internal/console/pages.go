@@ -12,8 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fabric-runtime/fabric/internal/access"
-	"github.com/fabric-runtime/fabric/internal/supervisor"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 //go:embed web
@@ -34,9 +33,9 @@ func loadPages() (*pages, error) {
 		"short":  func(s string) string { return shortID(s) },
 		"stateClass": func(s string) string {
 			switch s {
-			case supervisor.StateRunning, "active", "succeeded", "completed", "passed", "serving":
+			case supervisorproto.StateRunning, "active", "succeeded", "completed", "passed", "serving":
 				return "ok"
-			case supervisor.StateFailed, supervisor.StateBlocked, "revoked", "expired", "cancelled":
+			case supervisorproto.StateFailed, supervisorproto.StateBlocked, "revoked", "expired", "cancelled":
 				return "bad"
 			}
 			return "warn"
@@ -136,20 +135,20 @@ func (c *Console) routes() http.Handler {
 // sandboxView groups agents by sandbox for the deployment page.
 type sandboxView struct {
 	Name   string
-	Agents []supervisor.AgentStatus
+	Agents []supervisorproto.AgentStatus
 }
 
 // eventView is one lifecycle event of a resource.
 type eventView struct {
 	Resource string
-	supervisor.Event
+	supervisorproto.Event
 }
 
 type deploymentView struct {
-	Status    supervisor.Status
+	Status    supervisorproto.Status
 	Sandboxes []sandboxView
 	Events    []eventView
-	Gateways  []supervisor.ServiceStatus
+	Gateways  []supervisorproto.ServiceStatus
 }
 
 func (c *Console) deploymentPage(w http.ResponseWriter, r *http.Request) {
@@ -184,10 +183,10 @@ func (c *Console) deploymentPage(w http.ResponseWriter, r *http.Request) {
 }
 
 type agentView struct {
-	Status supervisor.Status
-	Agent  supervisor.AgentStatus
-	Turns  []supervisor.Turn // newest first
-	Served []string          // the gateways serving the agent
+	Status supervisorproto.Status
+	Agent  supervisorproto.AgentStatus
+	Turns  []supervisorproto.Turn // newest first
+	Served []string               // the gateways serving the agent
 }
 
 func (c *Console) agentPage(w http.ResponseWriter, r *http.Request) {
@@ -213,12 +212,12 @@ func (c *Console) agentPage(w http.ResponseWriter, r *http.Request) {
 }
 
 type gatewayView struct {
-	Service supervisor.ServiceStatus
-	Grants  []access.KeyInfo // newest first
+	Service supervisorproto.ServiceStatus
+	Grants  []supervisorproto.AccessKey // newest first
 }
 
 type accessView struct {
-	Status   supervisor.Status
+	Status   supervisorproto.Status
 	Gateways []gatewayView
 }
 
@@ -229,7 +228,7 @@ func (c *Console) accessPage(w http.ResponseWriter, r *http.Request) {
 		if s.Access == nil {
 			continue
 		}
-		g := gatewayView{Service: s, Grants: append([]access.KeyInfo{}, s.Access.Grants...)}
+		g := gatewayView{Service: s, Grants: append([]supervisorproto.AccessKey{}, s.Access.Grants...)}
 		sort.SliceStable(g.Grants, func(i, j int) bool { return g.Grants[i].CreatedAt.After(g.Grants[j].CreatedAt) })
 		v.Gateways = append(v.Gateways, g)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/fabric-runtime/fabric/internal/supervisor"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 // TestPagesShowRecoveryAndEscape: a blocked agent's page and row carry
@@ -15,10 +15,10 @@ func TestPagesShowRecoveryAndEscape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocked := supervisor.AgentStatus{Name: "coder", Sandbox: "main", State: supervisor.StateBlocked,
+	blocked := supervisorproto.AgentStatus{Name: "coder", Sandbox: "main", State: supervisorproto.StateBlocked,
 		Reason: "credential_required", Action: "run fabric deploy apply with OPENAI_API_KEY set",
-		Events: []supervisor.Event{{Kind: "blocked", Message: `<script>alert(1)</script>`}}}
-	st := supervisor.Status{Agents: []supervisor.AgentStatus{blocked}, Lost: []string{"agent coder: its previous runtime was lost"}}
+		Events: []supervisorproto.Event{{Kind: "blocked", Message: `<script>alert(1)</script>`}}}
+	st := supervisorproto.Status{Agents: []supervisorproto.AgentStatus{blocked}, Lost: []string{"agent coder: its previous runtime was lost"}}
 	tests := []struct {
 		page string
 		data any

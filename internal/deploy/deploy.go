@@ -16,7 +16,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/clientopts"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
 	"github.com/fabric-runtime/fabric/internal/deploy/document"
-	"github.com/fabric-runtime/fabric/internal/supervisor"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 // Error codes of the deploy verbs. docs/deploy.md explains each one.
@@ -140,7 +140,7 @@ func socketOf(l *loaded) string {
 	if sp.Kind == contract.SupervisorExternal {
 		return sp.Socket
 	}
-	return filepath.Join(l.dir, supervisor.SocketFile)
+	return filepath.Join(l.dir, supervisorproto.SocketFile)
 }
 
 // call sends one deploy request to the supervisor.
@@ -161,15 +161,15 @@ func call(ctx context.Context, socket, action string, payload any, timeout time.
 
 // supervisorStatus asks the supervisor for its status; nil when none
 // answers.
-func supervisorStatus(ctx context.Context, socket string) (*supervisor.Status, error) {
-	resp, err := call(ctx, socket, supervisor.ActionStatus, nil, 5*time.Second)
+func supervisorStatus(ctx context.Context, socket string) (*supervisorproto.Status, error) {
+	resp, err := call(ctx, socket, supervisorproto.ActionStatus, nil, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
 	if resp.Error != nil {
 		return nil, resp.Error
 	}
-	var st supervisor.Status
+	var st supervisorproto.Status
 	if err := json.Unmarshal(resp.Output, &st); err != nil {
 		return nil, err
 	}

@@ -13,31 +13,28 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
 	"github.com/fabric-runtime/fabric/internal/deploy/document"
-	"github.com/fabric-runtime/fabric/internal/supervisor"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
-
-// Change is one resource's planned or applied change.
-type Change = supervisor.Change
 
 // PlanResult is plan's output.
 type PlanResult struct {
 	// Complete is false when apply would refuse (Refused says why).
-	Complete bool     `json:"complete"`
-	Changes  []Change `json:"changes"`
-	Refused  []*Error `json:"refused"`
-	StateDir string   `json:"state_dir"`
+	Complete bool                     `json:"complete"`
+	Changes  []supervisorproto.Change `json:"changes"`
+	Refused  []*Error                 `json:"refused"`
+	StateDir string                   `json:"state_dir"`
 }
 
 // ApplyResult is apply's output.
 type ApplyResult struct {
-	Outcome    string            `json:"outcome"`
-	Changes    []Change          `json:"changes"`
-	Health     []ResourceHealth  `json:"health"`
-	Recovery   []string          `json:"recovery"`
-	Connection Connection        `json:"connection"`
-	Supervisor *SupervisorRecord `json:"supervisor"`
-	Retained   []string          `json:"retained"`
-	StateDir   string            `json:"state_dir"`
+	Outcome    string                   `json:"outcome"`
+	Changes    []supervisorproto.Change `json:"changes"`
+	Health     []ResourceHealth         `json:"health"`
+	Recovery   []string                 `json:"recovery"`
+	Connection Connection               `json:"connection"`
+	Supervisor *SupervisorRecord        `json:"supervisor"`
+	Retained   []string                 `json:"retained"`
+	StateDir   string                   `json:"state_dir"`
 }
 
 // ResourceHealth is one resource's state after apply.
@@ -87,8 +84,8 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &PlanResult{Changes: []Change{}, Refused: refusals(l, in), StateDir: l.dir}
-	var st *supervisor.Status
+	res := &PlanResult{Changes: []supervisorproto.Change{}, Refused: refusals(l, in), StateDir: l.dir}
+	var st *supervisorproto.Status
 	if answers(ctx, socketOf(l)) {
 		st, _ = supervisorStatus(ctx, socketOf(l))
 	}
@@ -99,10 +96,10 @@ func Plan(ctx context.Context, o Options) (*PlanResult, error) {
 }
 
 // diff compares the desired state with what the supervisor runs.
-func diff(want *desired.State, st *supervisor.Status) []Change {
-	var out []Change
-	agents := map[string]supervisor.AgentStatus{}
-	services := map[string]supervisor.ServiceStatus{}
+func diff(want *desired.State, st *supervisorproto.Status) []supervisorproto.Change {
+	var out []supervisorproto.Change
+	agents := map[string]supervisorproto.AgentStatus{}
+	services := map[string]supervisorproto.ServiceStatus{}
 	if st != nil {
 		for _, a := range st.Agents {
 			agents[a.Name] = a
@@ -116,17 +113,17 @@ func diff(want *desired.State, st *supervisor.Status) []Change {
 		delete(services, svc.ID)
 		switch {
 		case !ok:
-			out = append(out, Change{Resource: svc.ID, Action: supervisor.ActionCreate, Reason: "attached, not running"})
+			out = append(out, supervisorproto.Change{Resource: svc.ID, Action: supervisorproto.ActionCreate, Reason: "attached, not running"})
 		case cur.Generation != svc.Generation:
-			out = append(out, Change{Resource: svc.ID, Action: supervisor.ActionReplace, Reason: "its definition changed"})
-		case cur.State != supervisor.StateRunning:
-			out = append(out, Change{Resource: svc.ID, Action: supervisor.ActionReplace, Reason: "it is " + cur.State})
+			out = append(out, supervisorproto.Change{Resource: svc.ID, Action: supervisorproto.ActionReplace, Reason: "its definition changed"})
+		case cur.State != supervisorproto.StateRunning:
+			out = append(out, supervisorproto.Change{Resource: svc.ID, Action: supervisorproto.ActionReplace, Reason: "it is " + cur.State})
 		default:
-			out = append(out, Change{Resource: svc.ID, Action: supervisor.ActionNoop, Reason: "unchanged and healthy"})
+			out = append(out, supervisorproto.Change{Resource: svc.ID, Action: supervisorproto.ActionNoop, Reason: "unchanged and healthy"})
 		}
 	}
 	for id := range services {
-		out = append(out, Change{Resource: id, Action: supervisor.ActionDelete, Reason: "no longer attached"})
+		out = append(out, supervisorproto.Change{Resource: id, Action: supervisorproto.ActionDelete, Reason: "no longer attached"})
 	}
 	for _, a := range want.Agents {
 		r := "agent/" + a.Name
@@ -134,20 +131,20 @@ func diff(want *desired.State, st *supervisor.Status) []Change {
 		delete(agents, a.Name)
 		switch {
 		case !ok:
-			out = append(out, Change{Resource: r, Action: supervisor.ActionCreate, Reason: "declared, not running"})
+			out = append(out, supervisorproto.Change{Resource: r, Action: supervisorproto.ActionCreate, Reason: "declared, not running"})
 		case cur.Generation != a.Generation:
-			out = append(out, Change{Resource: r, Action: supervisor.ActionReplace, Reason: "its config or attachments changed: its in-memory conversation will be lost"})
+			out = append(out, supervisorproto.Change{Resource: r, Action: supervisorproto.ActionReplace, Reason: "its config or attachments changed: its in-memory conversation will be lost"})
 		case cur.Revocation != nil:
 			rv := cur.Revocation
-			out = append(out, Change{Resource: r, Action: supervisor.ActionNoop, Reason: fmt.Sprintf("%s: catalog serial %d revoked its package entry %s (running: %s); apply starts it only once its definition changes", cur.State, rv.CatalogSerial, rv.Entry, rv.Policy)})
-		case cur.State != supervisor.StateRunning:
-			out = append(out, Change{Resource: r, Action: supervisor.ActionReplace, Reason: "it is " + cur.State})
+			out = append(out, supervisorproto.Change{Resource: r, Action: supervisorproto.ActionNoop, Reason: fmt.Sprintf("%s: catalog serial %d revoked its package entry %s (running: %s); apply starts it only once its definition changes", cur.State, rv.CatalogSerial, rv.Entry, rv.Policy)})
+		case cur.State != supervisorproto.StateRunning:
+			out = append(out, supervisorproto.Change{Resource: r, Action: supervisorproto.ActionReplace, Reason: "it is " + cur.State})
 		default:
-			out = append(out, Change{Resource: r, Action: supervisor.ActionNoop, Reason: "unchanged and running"})
+			out = append(out, supervisorproto.Change{Resource: r, Action: supervisorproto.ActionNoop, Reason: "unchanged and running"})
 		}
 	}
 	for name := range agents {
-		out = append(out, Change{Resource: "agent/" + name, Action: supervisor.ActionDelete, Reason: "no longer declared"})
+		out = append(out, supervisorproto.Change{Resource: "agent/" + name, Action: supervisorproto.ActionDelete, Reason: "no longer declared"})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Resource < out[j].Resource })
 	return out
@@ -155,7 +152,7 @@ func diff(want *desired.State, st *supervisor.Status) []Change {
 
 // takenPorts names each MCP service port held by a process that is not
 // the deployment's own service process.
-func takenPorts(want *desired.State, st *supervisor.Status) []*Error {
+func takenPorts(want *desired.State, st *supervisorproto.Status) []*Error {
 	var out []*Error
 	ours := map[string]int{}
 	if st != nil {
@@ -230,7 +227,7 @@ func Apply(ctx context.Context, o Options) (*ApplyResult, error) {
 		}
 	}
 	socket := socketOf(l)
-	var st *supervisor.Status
+	var st *supervisorproto.Status
 	if answers(ctx, socket) {
 		st, _ = supervisorStatus(ctx, socket)
 	}
@@ -275,8 +272,8 @@ func Apply(ctx context.Context, o Options) (*ApplyResult, error) {
 	if err := writeIntent(l.dir, in); err != nil {
 		return nil, err
 	}
-	var ar supervisor.ApplyResult
-	if err := ask(ctx, socket, supervisor.ActionApply, supervisor.ApplyPayload{State: l.state, Credentials: creds}, o.Timeout, &ar, "the outcome is unknown: run apply again"); err != nil {
+	var ar supervisorproto.ApplyResult
+	if err := ask(ctx, socket, supervisorproto.ActionApply, supervisorproto.ApplyPayload{State: l.state, Credentials: creds}, o.Timeout, &ar, "the outcome is unknown: run apply again"); err != nil {
 		return nil, err
 	}
 	in.Pending, in.PendingDigest, in.Digest = false, "", l.doc.Digest
@@ -313,14 +310,14 @@ func Apply(ctx context.Context, o Options) (*ApplyResult, error) {
 
 // StatusResult is status's output.
 type StatusResult struct {
-	Deployment string             `json:"deployment"`
-	UID        string             `json:"uid"`
-	StateDir   string             `json:"state_dir"`
-	Supervisor SupervisorState    `json:"supervisor"`
-	Pending    bool               `json:"pending"`
-	Destroyed  bool               `json:"destroyed"`
-	Drift      []Change           `json:"drift"`
-	Status     *supervisor.Status `json:"status"`
+	Deployment string                   `json:"deployment"`
+	UID        string                   `json:"uid"`
+	StateDir   string                   `json:"state_dir"`
+	Supervisor SupervisorState          `json:"supervisor"`
+	Pending    bool                     `json:"pending"`
+	Destroyed  bool                     `json:"destroyed"`
+	Drift      []supervisorproto.Change `json:"drift"`
+	Status     *supervisorproto.Status  `json:"status"`
 }
 
 // SupervisorState is whether the supervisor runs, and how to fix it.
@@ -337,7 +334,7 @@ func Status(ctx context.Context, o Options) (*StatusResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &StatusResult{Deployment: l.doc.Deployment.Metadata.Name, UID: l.doc.Deployment.Metadata.UID, StateDir: l.dir, Drift: []Change{}}
+	res := &StatusResult{Deployment: l.doc.Deployment.Metadata.Name, UID: l.doc.Deployment.Metadata.UID, StateDir: l.dir, Drift: []supervisorproto.Change{}}
 	socket := socketOf(l)
 	if in != nil {
 		res.Pending, res.Destroyed, res.Supervisor.Record = in.Pending, in.Destroyed, in.Supervisor
@@ -354,7 +351,7 @@ func Status(ctx context.Context, o Options) (*StatusResult, error) {
 	}
 	if in != nil && !in.Destroyed {
 		for _, c := range diff(l.state, st) {
-			if c.Action != supervisor.ActionNoop {
+			if c.Action != supervisorproto.ActionNoop {
 				res.Drift = append(res.Drift, c)
 			}
 		}
@@ -382,7 +379,7 @@ func Export(ctx context.Context, o Options) ([]byte, error) {
 		return nil, &Error{Code: CodeDrifted, Message: "the supervisor does not answer: run fabric deploy apply before exporting"}
 	}
 	for _, c := range diff(l.state, st) {
-		if c.Action != supervisor.ActionNoop {
+		if c.Action != supervisorproto.ActionNoop {
 			return nil, &Error{Code: CodeDrifted, Message: fmt.Sprintf("%s drifted (%s: %s): apply to repair it, then export", c.Resource, c.Action, c.Reason)}
 		}
 	}
@@ -422,11 +419,11 @@ func Destroy(ctx context.Context, o Options) (*DestroyResult, error) {
 	}
 	socket := socketOf(l)
 	if answers(ctx, socket) {
-		resp, err := call(ctx, socket, supervisor.ActionDestroy, nil, 2*time.Minute)
+		resp, err := call(ctx, socket, supervisorproto.ActionDestroy, nil, 2*time.Minute)
 		if err != nil {
 			return nil, &Error{Code: CodeSupervisorUnreachable, Message: fmt.Sprintf("the supervisor did not answer the destroy: %v; run destroy again", err)}
 		}
-		var dr supervisor.DestroyResult
+		var dr supervisorproto.DestroyResult
 		_ = json.Unmarshal(resp.Output, &dr)
 		if resp.Error != nil {
 			return nil, &Error{Code: CodeSupervisorFailed, Message: resp.Error.Error() + "; run destroy again"}
@@ -441,7 +438,7 @@ func Destroy(ctx context.Context, o Options) (*DestroyResult, error) {
 			}
 			res.Removed = append(res.Removed, fmt.Sprintf("supervisor (pid %d)", sup.Pid))
 		}
-		for _, f := range []string{supervisor.SocketFile, supervisor.DesiredFile, supervisor.RevokedFile} {
+		for _, f := range []string{supervisorproto.SocketFile, supervisorproto.DesiredFile, supervisorproto.RevokedFile} {
 			if err := os.Remove(filepath.Join(l.dir, f)); err == nil {
 				res.Removed = append(res.Removed, f)
 			}
@@ -518,9 +515,9 @@ func Access(ctx context.Context, o Options, r AccessRequest) (json.RawMessage, e
 	default:
 		return nil, &Error{Code: CodeNoSuchIntegration, Message: fmt.Sprintf("%q names several access gateways (%v): give the id", r.Integration, ids)}
 	}
-	p := supervisor.AccessPayload{Op: r.Op, Integration: ids[0], Agent: r.Agent, Client: r.Client, KeyID: r.KeyID,
+	p := supervisorproto.AccessPayload{Op: r.Op, Integration: ids[0], Agent: r.Agent, Client: r.Client, KeyID: r.KeyID,
 		TTLSeconds: r.TTL.Seconds(), ResponseID: r.ResponseID, Outcome: r.Outcome, Evidence: r.Evidence}
-	resp, err := call(ctx, socketOf(l), supervisor.ActionAccess, p, 30*time.Second)
+	resp, err := call(ctx, socketOf(l), supervisorproto.ActionAccess, p, 30*time.Second)
 	if err != nil {
 		return nil, &Error{Code: CodeSupervisorUnreachable, Message: err.Error()}
 	}
@@ -531,17 +528,17 @@ func Access(ctx context.Context, o Options, r AccessRequest) (json.RawMessage, e
 }
 
 // Revoke retires one agent of the running deployment as a catalog
-// revocation says (supervisor.PolicyDrain or PolicyStop), through the
+// revocation says (supervisorproto.PolicyDrain or PolicyStop), through the
 // supervisor's control socket; timeout bounds the wait for a drain's
 // turns in flight. It is idempotent: an agent already retired is
 // reported as it is.
-func Revoke(ctx context.Context, o Options, p supervisor.RevokePayload, timeout time.Duration) (*supervisor.RevokeResult, error) {
+func Revoke(ctx context.Context, o Options, p supervisorproto.RevokePayload, timeout time.Duration) (*supervisorproto.RevokeResult, error) {
 	l, _, _, err := open(&o, false, false)
 	if err != nil {
 		return nil, err
 	}
-	var rr supervisor.RevokeResult
-	if err := ask(ctx, socketOf(l), supervisor.ActionRevoke, p, timeout, &rr, "run it again (it is idempotent)"); err != nil {
+	var rr supervisorproto.RevokeResult
+	if err := ask(ctx, socketOf(l), supervisorproto.ActionRevoke, p, timeout, &rr, "run it again (it is idempotent)"); err != nil {
 		return nil, err
 	}
 	return &rr, nil

@@ -19,37 +19,8 @@ import (
 	"github.com/fabric-runtime/fabric/internal/access"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
-
-// ActionAccess manages an access gateway's keys (AccessPayload).
-const ActionAccess = "access"
-
-// Access operations of an AccessPayload.
-const (
-	AccessGrant     = "grant"
-	AccessList      = "list"
-	AccessRevoke    = "revoke"
-	AccessRotate    = "rotate"
-	AccessReconcile = "reconcile"
-)
-
-// CodeNoSuchIntegration: the access request names no access gateway of
-// the deployment.
-const CodeNoSuchIntegration = "no_such_integration"
-
-// AccessPayload is the payload of an access request.
-type AccessPayload struct {
-	Op string `json:"op"`
-	// Integration is the gateway's binding id (integration/<name>, ...).
-	Integration string  `json:"integration"`
-	Agent       string  `json:"agent,omitempty"`
-	Client      string  `json:"client,omitempty"`
-	KeyID       string  `json:"key_id,omitempty"`
-	TTLSeconds  float64 `json:"ttl_seconds,omitempty"`
-	ResponseID  string  `json:"response_id,omitempty"`
-	Outcome     string  `json:"outcome,omitempty"`
-	Evidence    string  `json:"evidence,omitempty"`
-}
 
 // defaultKeyTTL is a key's life when grant names none.
 const defaultKeyTTL = 30 * 24 * time.Hour
@@ -119,7 +90,7 @@ func (s *Supervisor) startGateway(ctx context.Context, r *serviceRun) error {
 		gw, err = access.New(ctx, opts)
 	}
 	if err != nil {
-		r.set(StateFailed, "start_failed", "see the supervisor log, then run fabric deploy apply")
+		r.set(supervisorproto.StateFailed, "start_failed", "see the supervisor log, then run fabric deploy apply")
 		r.event("start_failed", err.Error(), "")
 		return err
 	}
@@ -135,7 +106,7 @@ func (s *Supervisor) startGateway(ctx context.Context, r *serviceRun) error {
 	}()
 	r.mu.Lock()
 	r.gateway = run
-	r.state, r.reason, r.action = StateRunning, "", ""
+	r.state, r.reason, r.action = supervisorproto.StateRunning, "", ""
 	r.mu.Unlock()
 	r.event("started", "serving at "+gw.URL(), "")
 	return nil
@@ -193,20 +164,20 @@ func (s *Supervisor) gatewayOf(id string) (*access.Gateway, *agentctl.Error) {
 	r := s.services[id]
 	s.mu.Unlock()
 	if r == nil || r.svc.Kind != desired.ServiceAccessGateway {
-		return nil, &agentctl.Error{Code: CodeNoSuchIntegration, Field: "payload.integration", Message: fmt.Sprintf("the deployment has no access gateway %q attached to any agent", id)}
+		return nil, &agentctl.Error{Code: supervisorproto.CodeNoSuchIntegration, Field: "payload.integration", Message: fmt.Sprintf("the deployment has no access gateway %q attached to any agent", id)}
 	}
 	r.mu.Lock()
 	run := r.gateway
 	r.mu.Unlock()
 	if run == nil {
-		return nil, &agentctl.Error{Code: CodeNoSuchIntegration, Field: "payload.integration", Message: fmt.Sprintf("access gateway %s is not running (%s)", id, r.stateNow())}
+		return nil, &agentctl.Error{Code: supervisorproto.CodeNoSuchIntegration, Field: "payload.integration", Message: fmt.Sprintf("access gateway %s is not running (%s)", id, r.stateNow())}
 	}
 	return run.gw, nil
 }
 
 // accessOp answers an access request.
 func (s *Supervisor) accessOp(_ context.Context, req *agentctl.Request) (any, *agentctl.Error) {
-	var p AccessPayload
+	var p supervisorproto.AccessPayload
 	if err := decodeStrict(req.Payload, &p); err != nil {
 		return nil, &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "payload", Message: "payload: " + err.Error()}
 	}
@@ -222,26 +193,26 @@ func (s *Supervisor) accessOp(_ context.Context, req *agentctl.Request) (any, *a
 		return &agentctl.Error{Code: "access_failed", Message: err.Error()}
 	}
 	switch p.Op {
-	case AccessGrant:
+	case supervisorproto.AccessGrant:
 		k, err := gw.Grant(p.Client, p.Agent, ttl)
 		if err != nil {
 			return nil, fail(err)
 		}
 		return k, nil
-	case AccessList:
+	case supervisorproto.AccessList:
 		return gw.List(), nil
-	case AccessRevoke:
+	case supervisorproto.AccessRevoke:
 		if err := gw.Revoke(p.KeyID); err != nil {
 			return nil, fail(err)
 		}
 		return map[string]string{"key_id": p.KeyID, "status": "revoked"}, nil
-	case AccessRotate:
+	case supervisorproto.AccessRotate:
 		k, err := gw.Rotate(p.KeyID, ttl)
 		if err != nil {
 			return nil, fail(err)
 		}
 		return k, nil
-	case AccessReconcile:
+	case supervisorproto.AccessReconcile:
 		if err := gw.Reconcile(p.ResponseID, p.Outcome, p.Evidence); err != nil {
 			return nil, fail(err)
 		}
@@ -352,7 +323,7 @@ func (s *Supervisor) Agent(_ context.Context, agent string) (access.AgentInfo, e
 		if a.health != nil {
 			info.Health = a.health.Outcome
 		}
-	} else if a.spec.Start == contract.StartOnDemand && a.state != StateBlocked {
+	} else if a.spec.Start == contract.StartOnDemand && a.state != supervisorproto.StateBlocked {
 		info.OnDemand = true
 		info.Epoch = fmt.Sprintf("%s#%d", a.spec.Generation, a.starts+1)
 	}
@@ -390,7 +361,7 @@ func (s *Supervisor) runtimeFor(ctx context.Context, a *agentRun) (*fabric.Runti
 		return nil, refusal
 	}
 	a.mu.Unlock()
-	if rt == nil && a.spec.Start == contract.StartOnDemand && (state == StateOnDemand || state == StateFailed || state == StateStopped) {
+	if rt == nil && a.spec.Start == contract.StartOnDemand && (state == supervisorproto.StateOnDemand || state == supervisorproto.StateFailed || state == supervisorproto.StateStopped) {
 		sctx, cancel := context.WithTimeout(ctx, onDemandStart)
 		err := s.start(sctx, a)
 		cancel()
@@ -444,6 +415,6 @@ func (s *Supervisor) idleStop(a *agentRun) {
 	a.rt = nil
 	a.mu.Unlock()
 	_, _ = s.srv.StopRuntime(context.Background(), a.spec.Name, rt.ID())
-	a.set(StateOnDemand, "", "")
+	a.set(supervisorproto.StateOnDemand, "", "")
 	a.event("idle_stopped", fmt.Sprintf("no turn for %d s", a.spec.IdleStopSeconds), rt.ID())
 }

@@ -12,19 +12,7 @@ import (
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
-)
-
-// Agent states as status reports them.
-const (
-	StateStarting   = "starting"
-	StateRunning    = "running"
-	StateRestarting = "restarting"
-	StateFailed     = "failed"  // exited and not restarted (policy never, or max reached), or a start failed
-	StateBlocked    = "blocked" // cannot start until an operator acts (Reason, Action say what)
-	StateStopped    = "stopped"
-	// StateOnDemand: a start: on_demand agent with no runtime; the next
-	// access gateway request starts one.
-	StateOnDemand = "on_demand"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 // brokeredKeyEnv carries an agent's placeholder for its brokered model
@@ -33,14 +21,6 @@ const brokeredKeyEnv = "FABRIC_BROKERED_MODEL_KEY"
 
 // maxEvents bounds the events kept per resource.
 const maxEvents = 20
-
-// Event is one lifecycle event of a resource.
-type Event struct {
-	AtMillis  int64  `json:"at_millis"`
-	Kind      string `json:"kind"`
-	Message   string `json:"message"`
-	RuntimeID string `json:"runtime_id,omitempty"`
-}
 
 // agentRun is one deployed agent: its current runtime and the watcher
 // that applies its restart policy.
@@ -61,7 +41,7 @@ type agentRun struct {
 	// starts counts runtimes started for the agent: the conversation epoch
 	// access gateways see.
 	starts int
-	recent []Turn // the last turns, newest last
+	recent []supervisorproto.Turn // the last turns, newest last
 
 	// inflight counts the turns admitted (server.Options.Admit) and not
 	// ended; ret, once set, is the revocation that retires the agent.
@@ -72,7 +52,7 @@ type agentRun struct {
 func (a *agentRun) running() bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.state == StateRunning && a.rt != nil
+	return a.state == supervisorproto.StateRunning && a.rt != nil
 }
 
 // blockedError is a start that cannot happen until an operator acts.
@@ -130,10 +110,10 @@ func (s *Supervisor) load(a *agentRun) (*fabric.Loaded, []string, error) {
 func credentialRequired(c contract.CredentialRef) error {
 	what := "environment variable " + c.Env
 	if c.File == "" {
-		return &blockedError{reason: CodeCredentialRequired, action: "set " + c.Env + " and run fabric deploy apply again",
+		return &blockedError{reason: supervisorproto.CodeCredentialRequired, action: "set " + c.Env + " and run fabric deploy apply again",
 			msg: "credential " + what + " is not known to this supervisor (env credentials live in its memory only)"}
 	}
-	return &blockedError{reason: CodeCredentialRequired, action: "make " + c.File + " readable, then run fabric deploy apply",
+	return &blockedError{reason: supervisorproto.CodeCredentialRequired, action: "make " + c.File + " readable, then run fabric deploy apply",
 		msg: "credential file " + c.File + " cannot be read"}
 }
 
@@ -200,7 +180,7 @@ func (s *Supervisor) startOnce(ctx context.Context, a *agentRun) error {
 		return err
 	}
 	a.mu.Lock()
-	a.rt, a.state, a.reason, a.action, a.health = rt, StateRunning, "", "", nil
+	a.rt, a.state, a.reason, a.action, a.health = rt, supervisorproto.StateRunning, "", "", nil
 	a.starts++
 	a.mu.Unlock()
 	a.event("runtime_started", "runtime started", rt.ID())
@@ -210,7 +190,7 @@ func (s *Supervisor) startOnce(ctx context.Context, a *agentRun) error {
 // start starts the agent's first runtime (synchronously, for apply) and
 // then watches it.
 func (s *Supervisor) start(ctx context.Context, a *agentRun) error {
-	a.set(StateStarting, "", "")
+	a.set(supervisorproto.StateStarting, "", "")
 	err := s.startOnce(ctx, a)
 	if err != nil {
 		s.markStartFailure(a, err)
@@ -223,7 +203,7 @@ func (s *Supervisor) start(ctx context.Context, a *agentRun) error {
 func (s *Supervisor) markStartFailure(a *agentRun, err error) {
 	var be *blockedError
 	if errors.As(err, &be) {
-		a.set(StateBlocked, be.reason, be.action)
+		a.set(supervisorproto.StateBlocked, be.reason, be.action)
 		a.event("blocked", be.msg, "")
 		return
 	}
@@ -231,7 +211,7 @@ func (s *Supervisor) markStartFailure(a *agentRun, err error) {
 	if info := fabric.ErrorInfo(err); info != nil {
 		msg = info.Code + ": " + info.Message
 	}
-	a.set(StateFailed, "start_failed", "fix the agent's config, then run fabric deploy apply")
+	a.set(supervisorproto.StateFailed, "start_failed", "fix the agent's config, then run fabric deploy apply")
 	a.mu.Lock()
 	a.lastExit = msg
 	a.mu.Unlock()
@@ -289,11 +269,11 @@ func (s *Supervisor) restartLoop(a *agentRun, stop <-chan struct{}, restarts int
 			if pol.Policy != contract.RestartNever {
 				why = fmt.Sprintf("restarted %d times, the policy's max", restarts)
 			}
-			a.set(StateFailed, "exited", "run fabric deploy apply to start it again ("+why+")")
+			a.set(supervisorproto.StateFailed, "exited", "run fabric deploy apply to start it again ("+why+")")
 			a.event("not_restarted", why, "")
 			return false
 		}
-		a.set(StateRestarting, "", "")
+		a.set(supervisorproto.StateRestarting, "", "")
 		t := time.NewTimer(backoff(pol, restarts))
 		select {
 		case <-stop:
@@ -346,7 +326,7 @@ func backoff(p contract.RestartPolicy, n int) time.Duration {
 func (s *Supervisor) stopAgent(ctx context.Context, a *agentRun) error {
 	a.halt()
 	err := s.stopRuntime(ctx, a)
-	a.set(StateStopped, "", "")
+	a.set(supervisorproto.StateStopped, "", "")
 	return err
 }
 

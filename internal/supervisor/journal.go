@@ -12,6 +12,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 // readDesired reads the journaled desired state; nil when there is none.
@@ -28,14 +29,14 @@ func readDesired(path string) (*desired.State, error) {
 		FormatVersion string `json:"format_version"`
 	}
 	if err := json.Unmarshal(b, &head); err != nil {
-		return nil, &agentctl.Error{Code: CodeUnsupportedFormat, Message: fmt.Sprintf("%s is not a desired-state journal: %v", path, err)}
+		return nil, &agentctl.Error{Code: supervisorproto.CodeUnsupportedFormat, Message: fmt.Sprintf("%s is not a desired-state journal: %v", path, err)}
 	}
 	if head.FormatVersion != desired.FormatVersion {
-		return nil, &agentctl.Error{Code: CodeUnsupportedFormat, Message: fmt.Sprintf("%s has format %q; this supervisor reads %s and does not rewrite another version", path, head.FormatVersion, desired.FormatVersion)}
+		return nil, &agentctl.Error{Code: supervisorproto.CodeUnsupportedFormat, Message: fmt.Sprintf("%s has format %q; this supervisor reads %s and does not rewrite another version", path, head.FormatVersion, desired.FormatVersion)}
 	}
 	var st desired.State
 	if err := decodeStrict(b, &st); err != nil {
-		return nil, &agentctl.Error{Code: CodeUnsupportedFormat, Message: fmt.Sprintf("%s: %v", path, err)}
+		return nil, &agentctl.Error{Code: supervisorproto.CodeUnsupportedFormat, Message: fmt.Sprintf("%s: %v", path, err)}
 	}
 	return &st, nil
 }

@@ -3,6 +3,8 @@ package supervisor
 import (
 	"sync"
 	"time"
+
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 // lifecycle is what every supervised resource (an agent, a service)
@@ -16,7 +18,7 @@ type lifecycle struct {
 	action   string
 	restarts int
 	lastExit string
-	events   []Event
+	events   []supervisorproto.Event
 	stopCh   chan struct{}
 	doneCh   chan struct{}
 }
@@ -24,7 +26,7 @@ type lifecycle struct {
 func (l *lifecycle) event(kind, msg, runtimeID string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.events = append(l.events, Event{AtMillis: time.Now().UnixMilli(), Kind: kind, Message: msg, RuntimeID: runtimeID})
+	l.events = append(l.events, supervisorproto.Event{AtMillis: time.Now().UnixMilli(), Kind: kind, Message: msg, RuntimeID: runtimeID})
 	if len(l.events) > maxEvents {
 		l.events = l.events[len(l.events)-maxEvents:]
 	}
@@ -70,7 +72,7 @@ func (l *lifecycle) halt() {
 // carry keeps an earlier incarnation's history (restarts, events).
 func (l *lifecycle) carry(prev *lifecycle) {
 	prev.mu.Lock()
-	restarts, events := prev.restarts, append([]Event{}, prev.events...)
+	restarts, events := prev.restarts, append([]supervisorproto.Event{}, prev.events...)
 	prev.mu.Unlock()
 	l.mu.Lock()
 	l.restarts, l.events = restarts, events

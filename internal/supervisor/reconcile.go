@@ -9,37 +9,8 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
-
-// Change actions, as plan and apply report them.
-const (
-	ActionCreate  = "create"
-	ActionUpdate  = "update"
-	ActionReplace = "replace"
-	ActionDelete  = "delete"
-	ActionNoop    = "noop"
-)
-
-// Apply outcomes.
-const (
-	OutcomeSucceeded = "succeeded" // every agent running (and ready, unknown or unsupported), every service healthy
-	OutcomeDegraded  = "degraded"  // something is not running; Recovery says what to do
-)
-
-// Change is one resource's reconciliation.
-type Change struct {
-	Resource string `json:"resource"`
-	Action   string `json:"action"`
-	Reason   string `json:"reason"`
-}
-
-// ApplyResult is what a reconcile achieved.
-type ApplyResult struct {
-	Outcome  string   `json:"outcome"`
-	Changes  []Change `json:"changes"`
-	Recovery []string `json:"recovery"`
-	Status   Status   `json:"status"`
-}
 
 // startConcurrency bounds agents started at once by one reconcile.
 const startConcurrency = 8
@@ -47,9 +18,9 @@ const startConcurrency = 8
 // reconcile makes the running deployment match st. creds (when not nil)
 // replaces the env credentials apply handed over. timeout bounds the
 // readiness wait (0: no readiness checks).
-func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map[string]string, timeout time.Duration) ApplyResult {
+func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map[string]string, timeout time.Duration) supervisorproto.ApplyResult {
 	deadline := time.Now().Add(timeout)
-	res := ApplyResult{Changes: []Change{}, Recovery: []string{}}
+	res := supervisorproto.ApplyResult{Changes: []supervisorproto.Change{}, Recovery: []string{}}
 	s.mu.Lock()
 	if creds != nil {
 		s.creds = make(map[string]string, len(creds))
@@ -67,28 +38,28 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 	}
 	for _, id := range s.stopServices(ctx, keep) {
 		if id != "model-proxy" {
-			res.Changes = append(res.Changes, Change{Resource: id, Action: ActionDelete, Reason: "no longer attached by any agent"})
+			res.Changes = append(res.Changes, supervisorproto.Change{Resource: id, Action: supervisorproto.ActionDelete, Reason: "no longer attached by any agent"})
 		}
 	}
 	for _, svc := range st.Services {
 		s.mu.Lock()
 		cur := s.services[svc.ID]
 		s.mu.Unlock()
-		action, reason := ActionCreate, "attached by "+joinNames(svc.Agents)
+		action, reason := supervisorproto.ActionCreate, "attached by "+joinNames(svc.Agents)
 		if cur != nil {
 			if cur.svc.Generation == svc.Generation && cur.healthy() && s.boundStill(cur) {
-				res.Changes = append(res.Changes, Change{Resource: svc.ID, Action: ActionNoop, Reason: "unchanged and healthy"})
+				res.Changes = append(res.Changes, supervisorproto.Change{Resource: svc.ID, Action: supervisorproto.ActionNoop, Reason: "unchanged and healthy"})
 				cur.mu.Lock()
 				cur.svc.Agents = svc.Agents
 				cur.mu.Unlock()
 				continue
 			}
-			action, reason = ActionReplace, "its definition changed"
+			action, reason = supervisorproto.ActionReplace, "its definition changed"
 			if cur.svc.Generation == svc.Generation {
-				action, reason = ActionReplace, "it was not running ("+cur.stateNow()+")"
+				action, reason = supervisorproto.ActionReplace, "it was not running ("+cur.stateNow()+")"
 			}
 			if svc.Kind == desired.ServiceModelRoute {
-				action = ActionUpdate
+				action = supervisorproto.ActionUpdate
 			}
 			if svc.Kind == desired.ServiceMCPProcess {
 				_ = s.stopService(ctx, cur)
@@ -109,7 +80,7 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 			}
 			r.mu.Unlock()
 		}
-		res.Changes = append(res.Changes, Change{Resource: svc.ID, Action: action, Reason: reason})
+		res.Changes = append(res.Changes, supervisorproto.Change{Resource: svc.ID, Action: action, Reason: reason})
 	}
 
 	// Agents: removed ones first, then create or replace what changed.
@@ -128,12 +99,12 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 	s.mu.Unlock()
 	for _, a := range gone {
 		_ = s.stopAgent(ctx, a)
-		res.Changes = append(res.Changes, Change{Resource: "agent/" + a.spec.Name, Action: ActionDelete, Reason: "no longer declared"})
+		res.Changes = append(res.Changes, supervisorproto.Change{Resource: "agent/" + a.spec.Name, Action: supervisorproto.ActionDelete, Reason: "no longer declared"})
 	}
 	s.liftRevocations(st)
 	type job struct {
 		a      *agentRun
-		change Change
+		change supervisorproto.Change
 	}
 	var jobs []job
 	for _, spec := range st.Agents {
@@ -145,21 +116,21 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 			res.Changes = append(res.Changes, ch)
 			continue
 		}
-		if cur != nil && cur.spec.Generation == spec.Generation && (cur.running() || cur.stateNow() == StateOnDemand) {
-			res.Changes = append(res.Changes, Change{Resource: res0, Action: ActionNoop, Reason: "unchanged and " + cur.stateNow()})
+		if cur != nil && cur.spec.Generation == spec.Generation && (cur.running() || cur.stateNow() == supervisorproto.StateOnDemand) {
+			res.Changes = append(res.Changes, supervisorproto.Change{Resource: res0, Action: supervisorproto.ActionNoop, Reason: "unchanged and " + cur.stateNow()})
 			continue
 		}
-		ch := Change{Resource: res0, Action: ActionCreate, Reason: "declared"}
+		ch := supervisorproto.Change{Resource: res0, Action: supervisorproto.ActionCreate, Reason: "declared"}
 		if cur != nil {
 			if cur.spec.Generation != spec.Generation {
-				ch = Change{Resource: res0, Action: ActionReplace, Reason: "its config or attachments changed: a new runtime replaces the old one, whose in-memory conversation is lost"}
+				ch = supervisorproto.Change{Resource: res0, Action: supervisorproto.ActionReplace, Reason: "its config or attachments changed: a new runtime replaces the old one, whose in-memory conversation is lost"}
 			} else {
-				ch = Change{Resource: res0, Action: ActionReplace, Reason: "it was not running (" + cur.stateNow() + ")"}
+				ch = supervisorproto.Change{Resource: res0, Action: supervisorproto.ActionReplace, Reason: "it was not running (" + cur.stateNow() + ")"}
 			}
 			_ = s.stopAgent(ctx, cur)
 		}
 		a := &agentRun{s: s, spec: spec}
-		a.state = StateStarting
+		a.state = supervisorproto.StateStarting
 		if cur != nil {
 			a.carry(&cur.lifecycle)
 			if cur.spec.Generation != spec.Generation {
@@ -180,7 +151,7 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 			defer wg.Done()
 			defer func() { <-sem }()
 			if jobs[i].a.spec.Start == contract.StartOnDemand {
-				jobs[i].a.set(StateOnDemand, "", "")
+				jobs[i].a.set(supervisorproto.StateOnDemand, "", "")
 				jobs[i].change.Reason += "; started by its first request (start: on_demand)"
 				return
 			}
@@ -219,13 +190,13 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 		}
 		cwg.Wait()
 	}
-	res.Outcome = OutcomeSucceeded
+	res.Outcome = supervisorproto.OutcomeSucceeded
 	s.mu.Lock()
 	for _, a := range s.agents {
 		a.mu.Lock()
-		ok := (a.state == StateRunning && (a.health == nil || a.health.Outcome != contract.OutcomeFailed)) || a.state == StateOnDemand
+		ok := (a.state == supervisorproto.StateRunning && (a.health == nil || a.health.Outcome != contract.OutcomeFailed)) || a.state == supervisorproto.StateOnDemand
 		if !ok {
-			res.Outcome = OutcomeDegraded
+			res.Outcome = supervisorproto.OutcomeDegraded
 			if a.action != "" {
 				res.Recovery = append(res.Recovery, "agent/"+a.spec.Name+": "+a.action)
 			} else if a.health != nil && a.health.Outcome == contract.OutcomeFailed {
@@ -236,7 +207,7 @@ func (s *Supervisor) reconcile(ctx context.Context, st *desired.State, creds map
 	}
 	for _, r := range s.services {
 		if !r.healthy() {
-			res.Outcome = OutcomeDegraded
+			res.Outcome = supervisorproto.OutcomeDegraded
 		}
 	}
 	s.mu.Unlock()

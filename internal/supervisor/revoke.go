@@ -12,94 +12,25 @@ import (
 
 	"github.com/rogpeppe/go-internal/renameio"
 
-	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
-
-// ActionRevoke retires one agent as a support-catalog revocation says
-// (fabric packages audit --apply): drain or stop.
-const ActionRevoke = "revoke"
-
-// Revocation policies a revoke request carries (a catalog entry's
-// revocation.running, minus continue, which asks for nothing).
-const (
-	PolicyDrain = "drain" // no new turn; the turns in flight finish; then the runtime stops
-	PolicyStop  = "stop"  // the runtime stops now; turns in flight end cancelled
-)
-
-// Agent states of a revoked agent (besides StateStopped, the end of a
-// stop).
-const (
-	StateDraining = "draining" // takes no new turn; waits for the turns in flight
-	StateDrained  = "drained"  // its turns finished and its runtime stopped; never restarted
-)
-
-// CodeAgentRevoked refuses a turn addressed to an agent that a revocation
-// drained or stopped (or is draining).
-const CodeAgentRevoked = "agent_revoked"
-
-// ReasonPackageRevoked is the state reason of a revoked agent.
-const ReasonPackageRevoked = "package_revoked"
-
-// RevokedFile journals the revocations applied to the deployment's
-// agents, so that a restarted supervisor keeps them drained or stopped.
-const RevokedFile = "revoked.json"
 
 // revokedFormat versions RevokedFile.
 const revokedFormat = "fabric.deploy.revoked/v1alpha1"
 
-// RevokePayload is the payload of a revoke request.
-type RevokePayload struct {
-	Agent  string `json:"agent"`
-	Policy string `json:"policy"`
-	// CatalogSerial and Entry name the catalog decision; Reason says why.
-	CatalogSerial int64  `json:"catalog_serial"`
-	Entry         string `json:"entry"`
-	Reason        string `json:"reason"`
-}
-
-// Revocation is a revocation applied to an agent: what status shows and
-// the journal keeps. It holds for the agent's definition (Generation) it
-// was applied to; an apply that changes the agent lifts it.
-type Revocation struct {
-	Policy        string `json:"policy"`
-	CatalogSerial int64  `json:"catalog_serial"`
-	Entry         string `json:"entry"`
-	Reason        string `json:"reason"`
-	AtMillis      int64  `json:"at_millis"`
-	// CompletedAtMillis is when the runtime was gone (0 while draining).
-	CompletedAtMillis int64  `json:"completed_at_millis,omitempty"`
-	Generation        string `json:"generation"`
-	// Package is the selection the retired runtime ran under.
-	Package *contract.PackageSelection `json:"package,omitempty"`
-}
-
 // finalState is the state the revocation ends in.
-func (r *Revocation) finalState() string {
-	if r.Policy == PolicyStop {
-		return StateStopped
+func finalState(r *supervisorproto.Revocation) string {
+	if r.Policy == supervisorproto.PolicyStop {
+		return supervisorproto.StateStopped
 	}
-	return StateDrained
-}
-
-// RevokeResult is the answer to revoke.
-type RevokeResult struct {
-	Agent string `json:"agent"`
-	// Outcome is drained, stopped, or draining when turns were still in
-	// flight at the request's timeout (the drain goes on).
-	Outcome string `json:"outcome"`
-	// Already: the agent was retired by an earlier request; nothing new
-	// happened.
-	Already    bool        `json:"already"`
-	Revocation *Revocation `json:"revocation"`
-	// RuntimeID is the runtime the revocation stopped.
-	RuntimeID string `json:"runtime_id,omitempty"`
+	return supervisorproto.StateDrained
 }
 
 // retirement is the drain or stop of one agent run.
 type retirement struct {
-	rec       *Revocation
+	rec       *supervisorproto.Revocation
 	runtimeID string
 	quiet     chan struct{} // closed when no turn is in flight
 	done      chan struct{} // closed when the runtime is gone
@@ -107,35 +38,35 @@ type retirement struct {
 }
 
 type revokedJournal struct {
-	FormatVersion string                 `json:"format_version"`
-	Agents        map[string]*Revocation `json:"agents"`
+	FormatVersion string                                 `json:"format_version"`
+	Agents        map[string]*supervisorproto.Revocation `json:"agents"`
 }
 
 // readRevoked reads the revocations journal (none: an empty map).
-func readRevoked(path string) (map[string]*Revocation, error) {
+func readRevoked(path string) (map[string]*supervisorproto.Revocation, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return map[string]*Revocation{}, nil
+		return map[string]*supervisorproto.Revocation{}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	var j revokedJournal
 	if err := decodeStrict(b, &j); err != nil {
-		return nil, &agentctl.Error{Code: CodeUnsupportedFormat, Message: fmt.Sprintf("%s: %v", path, err)}
+		return nil, &agentctl.Error{Code: supervisorproto.CodeUnsupportedFormat, Message: fmt.Sprintf("%s: %v", path, err)}
 	}
 	if j.FormatVersion != revokedFormat {
-		return nil, &agentctl.Error{Code: CodeUnsupportedFormat, Message: fmt.Sprintf("%s has format %q; this supervisor reads %s", path, j.FormatVersion, revokedFormat)}
+		return nil, &agentctl.Error{Code: supervisorproto.CodeUnsupportedFormat, Message: fmt.Sprintf("%s has format %q; this supervisor reads %s", path, j.FormatVersion, revokedFormat)}
 	}
 	if j.Agents == nil {
-		j.Agents = map[string]*Revocation{}
+		j.Agents = map[string]*supervisorproto.Revocation{}
 	}
 	return j.Agents, nil
 }
 
 // journalRevokedLocked writes s.revoked (s.mu held), atomically.
 func (s *Supervisor) journalRevokedLocked() error {
-	path := filepath.Join(s.opts.StateDir, RevokedFile)
+	path := filepath.Join(s.opts.StateDir, supervisorproto.RevokedFile)
 	if len(s.revoked) == 0 {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
@@ -152,7 +83,7 @@ func (s *Supervisor) journalRevokedLocked() error {
 // refusal is the answer to a turn for a revoked agent (a.mu held).
 func (a *agentRun) refusalLocked() *agentctl.Error {
 	r := a.ret.rec
-	return &agentctl.Error{Code: CodeAgentRevoked,
+	return &agentctl.Error{Code: supervisorproto.CodeAgentRevoked,
 		Message: fmt.Sprintf("agent %q takes no new turns: catalog serial %d revoked its package entry %s (%s; running: %s); it is %s",
 			a.spec.Name, r.CatalogSerial, r.Entry, r.Reason, r.Policy, a.state),
 		Metadata: map[string]any{"agent": a.spec.Name, "entry": r.Entry, "catalog_serial": r.CatalogSerial,
@@ -193,13 +124,13 @@ func closeOnce(c chan struct{}) {
 }
 
 func (s *Supervisor) revokeOp(ctx context.Context, req *agentctl.Request) (any, *agentctl.Error) {
-	var p RevokePayload
+	var p supervisorproto.RevokePayload
 	if err := decodeStrict(req.Payload, &p); err != nil {
 		return nil, &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "payload", Message: "payload: " + err.Error()}
 	}
-	if p.Policy != PolicyDrain && p.Policy != PolicyStop {
+	if p.Policy != supervisorproto.PolicyDrain && p.Policy != supervisorproto.PolicyStop {
 		return nil, &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "payload.policy",
-			Message: fmt.Sprintf("payload.policy: must be %s or %s, got %q", PolicyDrain, PolicyStop, p.Policy)}
+			Message: fmt.Sprintf("payload.policy: must be %s or %s, got %q", supervisorproto.PolicyDrain, supervisorproto.PolicyStop, p.Policy)}
 	}
 	s.applyMu.Lock()
 	s.mu.Lock()
@@ -215,7 +146,7 @@ func (s *Supervisor) revokeOp(ctx context.Context, req *agentctl.Request) (any, 
 	if err != nil {
 		return nil, agentctl.Errorf(agentctl.CodeInternal, "cannot journal the revocation: %v", err)
 	}
-	if escalate || (!already && p.Policy == PolicyStop) {
+	if escalate || (!already && p.Policy == supervisorproto.PolicyStop) {
 		s.finish(context.WithoutCancel(ctx), a, ret)
 	} else if !already {
 		s.drainLater(a, ret)
@@ -226,7 +157,7 @@ func (s *Supervisor) revokeOp(ctx context.Context, req *agentctl.Request) (any, 
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	res := RevokeResult{Agent: p.Agent, Already: already && !escalate, RuntimeID: ret.runtimeID}
+	res := supervisorproto.RevokeResult{Agent: p.Agent, Already: already && !escalate, RuntimeID: ret.runtimeID}
 	select {
 	case <-ret.done:
 	case <-t.C:
@@ -244,15 +175,15 @@ func (s *Supervisor) revokeOp(ctx context.Context, req *agentctl.Request) (any, 
 // and suspends its restart policy (s.applyMu held). An agent already
 // retired stays as it is, except that a stop escalates a drain that is
 // still waiting for its turns.
-func (s *Supervisor) retire(a *agentRun, p RevokePayload) (ret *retirement, already, escalate bool, err error) {
+func (s *Supervisor) retire(a *agentRun, p supervisorproto.RevokePayload) (ret *retirement, already, escalate bool, err error) {
 	// A revocation record is written with s.mu and a.mu held (in that
 	// order), so that the journal (s.mu) and status (a.mu) read it whole.
 	s.mu.Lock()
 	a.mu.Lock()
 	if ret = a.ret; ret != nil {
-		escalate = p.Policy == PolicyStop && ret.rec.Policy == PolicyDrain && a.state == StateDraining
+		escalate = p.Policy == supervisorproto.PolicyStop && ret.rec.Policy == supervisorproto.PolicyDrain && a.state == supervisorproto.StateDraining
 		if escalate {
-			ret.rec.Policy = PolicyStop
+			ret.rec.Policy = supervisorproto.PolicyStop
 		}
 		a.mu.Unlock()
 		if escalate {
@@ -265,7 +196,7 @@ func (s *Supervisor) retire(a *agentRun, p RevokePayload) (ret *retirement, alre
 		return ret, true, escalate, err
 	}
 	s.mu.Unlock()
-	rec := &Revocation{Policy: p.Policy, CatalogSerial: p.CatalogSerial, Entry: p.Entry, Reason: p.Reason,
+	rec := &supervisorproto.Revocation{Policy: p.Policy, CatalogSerial: p.CatalogSerial, Entry: p.Entry, Reason: p.Reason,
 		AtMillis: time.Now().UnixMilli(), Generation: a.spec.Generation}
 	ret = &retirement{rec: rec, quiet: make(chan struct{}), done: make(chan struct{})}
 	if a.rt != nil {
@@ -276,9 +207,9 @@ func (s *Supervisor) retire(a *agentRun, p RevokePayload) (ret *retirement, alre
 	if a.inflight == 0 {
 		close(ret.quiet)
 	}
-	a.state, a.reason, a.action = StateDraining, ReasonPackageRevoked, retiredAction(rec)
-	if p.Policy == PolicyStop {
-		a.state = StateStopped
+	a.state, a.reason, a.action = supervisorproto.StateDraining, supervisorproto.ReasonPackageRevoked, retiredAction(rec)
+	if p.Policy == supervisorproto.PolicyStop {
+		a.state = supervisorproto.StateStopped
 	}
 	a.mu.Unlock()
 	a.event("revoked", fmt.Sprintf("catalog serial %d revoked %s (%s): %s", rec.CatalogSerial, rec.Entry, rec.Reason, rec.Policy), ret.runtimeID)
@@ -291,7 +222,7 @@ func (s *Supervisor) retire(a *agentRun, p RevokePayload) (ret *retirement, alre
 	return ret, false, false, err
 }
 
-func retiredAction(r *Revocation) string {
+func retiredAction(r *supervisorproto.Revocation) string {
 	return fmt.Sprintf("its package entry %s is revoked (catalog serial %d): deploy it under a selectable package (fabric packages list), then run fabric deploy apply", r.Entry, r.CatalogSerial)
 }
 
@@ -328,7 +259,7 @@ func (s *Supervisor) finish(ctx context.Context, a *agentRun, ret *retirement) {
 		s.mu.Lock()
 		a.mu.Lock()
 		ret.rec.CompletedAtMillis = time.Now().UnixMilli()
-		a.state, a.health = ret.rec.finalState(), nil
+		a.state, a.health = finalState(ret.rec), nil
 		final := a.state
 		a.mu.Unlock()
 		if s.revoked[a.spec.Name] == ret.rec {
@@ -343,12 +274,12 @@ func (s *Supervisor) finish(ctx context.Context, a *agentRun, ret *retirement) {
 
 // retiredRun is the run of an agent whose journaled revocation still
 // holds: it has no runtime and never starts one.
-func retiredRun(a *agentRun, rec *Revocation) {
+func retiredRun(a *agentRun, rec *supervisorproto.Revocation) {
 	ret := &retirement{rec: rec, quiet: make(chan struct{}), done: make(chan struct{})}
 	close(ret.quiet)
 	ret.once.Do(func() { close(ret.done) })
 	a.ret = ret
-	a.state, a.reason, a.action = rec.finalState(), ReasonPackageRevoked, retiredAction(rec)
+	a.state, a.reason, a.action = finalState(rec), supervisorproto.ReasonPackageRevoked, retiredAction(rec)
 	if rec.CompletedAtMillis == 0 {
 		// The previous supervisor ended before the drain did: its runtime
 		// went with it.
@@ -385,14 +316,14 @@ func (s *Supervisor) liftRevocations(st *desired.State) {
 // keepRetired keeps an agent whose revocation holds retired: the one
 // already retired as it is (a drain in progress goes on), or, after a
 // restart of the supervisor, a new run that never starts a runtime.
-func (s *Supervisor) keepRetired(ctx context.Context, cur *agentRun, spec desired.Agent) (Change, bool) {
+func (s *Supervisor) keepRetired(ctx context.Context, cur *agentRun, spec desired.Agent) (supervisorproto.Change, bool) {
 	s.mu.Lock()
 	rec := s.revoked[spec.Name]
 	s.mu.Unlock()
 	if rec == nil {
-		return Change{}, false
+		return supervisorproto.Change{}, false
 	}
-	ch := Change{Resource: "agent/" + spec.Name, Action: ActionNoop,
+	ch := supervisorproto.Change{Resource: "agent/" + spec.Name, Action: supervisorproto.ActionNoop,
 		Reason: fmt.Sprintf("not started: catalog serial %d revoked its package entry %s (%s; running: %s)", rec.CatalogSerial, rec.Entry, rec.Reason, rec.Policy)}
 	if cur != nil {
 		cur.mu.Lock()

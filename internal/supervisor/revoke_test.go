@@ -18,6 +18,7 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/agentctl"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 	"github.com/fabric-runtime/fabric/modelstub"
 )
 
@@ -133,9 +134,9 @@ func drainState(t *testing.T, modelURL string) *desired.State {
 		Services: []desired.Service{}}
 }
 
-func agentOf(t *testing.T, raw json.RawMessage) AgentStatus {
+func agentOf(t *testing.T, raw json.RawMessage) supervisorproto.AgentStatus {
 	t.Helper()
-	var st Status
+	var st supervisorproto.Status
 	if err := json.Unmarshal(raw, &st); err != nil {
 		t.Fatal(err)
 	}
@@ -145,12 +146,12 @@ func agentOf(t *testing.T, raw json.RawMessage) AgentStatus {
 	return st.Agents[0]
 }
 
-func revokeResult(t *testing.T, resp *agentctl.Response) RevokeResult {
+func revokeResult(t *testing.T, resp *agentctl.Response) supervisorproto.RevokeResult {
 	t.Helper()
 	if resp.Error != nil {
 		t.Fatalf("revoke: %v", resp.Error)
 	}
-	var rr RevokeResult
+	var rr supervisorproto.RevokeResult
 	if err := json.Unmarshal(resp.Output, &rr); err != nil {
 		t.Fatal(err)
 	}
@@ -172,16 +173,16 @@ func TestDrainWithATurnInFlight(t *testing.T) {
 	socket := sv.s.Socket()
 	st := drainState(t, model.srv.URL)
 
-	resp := ctl(t, socket, deployReq(t, ActionApply, ApplyPayload{State: st}, 60))
+	resp := ctl(t, socket, deployReq(t, supervisorproto.ActionApply, supervisorproto.ApplyPayload{State: st}, 60))
 	if resp.Error != nil {
 		t.Fatalf("apply: %v", resp.Error)
 	}
-	var ar ApplyResult
+	var ar supervisorproto.ApplyResult
 	if err := json.Unmarshal(resp.Output, &ar); err != nil {
 		t.Fatal(err)
 	}
 	before := ar.Status.Agents[0]
-	if before.State != StateRunning || before.HostPid == 0 {
+	if before.State != supervisorproto.StateRunning || before.HostPid == 0 {
 		t.Fatalf("after apply: %+v", before)
 	}
 
@@ -191,17 +192,17 @@ func TestDrainWithATurnInFlight(t *testing.T) {
 
 	// The drain answers "draining" at its (short) timeout: the turn is
 	// held, so it cannot have ended.
-	rev := RevokePayload{Agent: "drainer", Policy: PolicyDrain, CatalogSerial: 4, Entry: "fabric.scripted@1.0.0", Reason: "security"}
-	rr := revokeResult(t, ctl(t, socket, deployReq(t, ActionRevoke, rev, 0.2)))
-	if rr.Outcome != StateDraining || rr.Already || rr.RuntimeID != before.RuntimeID {
+	rev := supervisorproto.RevokePayload{Agent: "drainer", Policy: supervisorproto.PolicyDrain, CatalogSerial: 4, Entry: "fabric.scripted@1.0.0", Reason: "security"}
+	rr := revokeResult(t, ctl(t, socket, deployReq(t, supervisorproto.ActionRevoke, rev, 0.2)))
+	if rr.Outcome != supervisorproto.StateDraining || rr.Already || rr.RuntimeID != before.RuntimeID {
 		t.Fatalf("drain with a turn in flight: %+v", rr)
 	}
 	refused := ctl(t, socket, invokeReq("drainer", "second"))
-	if refused.Error == nil || refused.Error.Code != CodeAgentRevoked || !strings.Contains(refused.Error.Message, "fabric.scripted@1.0.0") {
+	if refused.Error == nil || refused.Error.Code != supervisorproto.CodeAgentRevoked || !strings.Contains(refused.Error.Message, "fabric.scripted@1.0.0") {
 		t.Fatalf("a new turn while draining: %+v", refused.Error)
 	}
-	status := agentOf(t, ctl(t, socket, deployReq(t, ActionStatus, struct{}{}, 5)).Output)
-	if status.State != StateDraining || status.RuntimeID != before.RuntimeID || status.Revocation == nil || status.Revocation.CatalogSerial != 4 {
+	status := agentOf(t, ctl(t, socket, deployReq(t, supervisorproto.ActionStatus, struct{}{}, 5)).Output)
+	if status.State != supervisorproto.StateDraining || status.RuntimeID != before.RuntimeID || status.Revocation == nil || status.Revocation.CatalogSerial != 4 {
 		t.Fatalf("status while draining: %+v", status)
 	}
 	if processGone(before.HostPid) {
@@ -209,18 +210,18 @@ func TestDrainWithATurnInFlight(t *testing.T) {
 	}
 
 	// Asked again, the drain waits for the turn; release the turn.
-	again := make(chan RevokeResult, 1)
+	again := make(chan supervisorproto.RevokeResult, 1)
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		c := &agentctl.Client{Socket: socket}
-		r, err := c.Do(context.Background(), deployReq(t, ActionRevoke, rev, 60))
+		r, err := c.Do(context.Background(), deployReq(t, supervisorproto.ActionRevoke, rev, 60))
 		if err != nil || r.Error != nil {
-			again <- RevokeResult{Outcome: "error"}
+			again <- supervisorproto.RevokeResult{Outcome: "error"}
 			return
 		}
-		var out RevokeResult
+		var out supervisorproto.RevokeResult
 		_ = json.Unmarshal(r.Output, &out)
 		again <- out
 	}()
@@ -235,14 +236,14 @@ func TestDrainWithATurnInFlight(t *testing.T) {
 	}
 	done := <-again
 	wg.Wait()
-	if done.Outcome != StateDrained || !done.Already {
+	if done.Outcome != supervisorproto.StateDrained || !done.Already {
 		t.Fatalf("the drain after its turn: %+v", done)
 	}
 	if !processGone(before.HostPid) {
 		t.Fatalf("host %d outlived the drain", before.HostPid)
 	}
-	status = agentOf(t, ctl(t, socket, deployReq(t, ActionStatus, struct{}{}, 5)).Output)
-	if status.State != StateDrained || status.RuntimeID != "" || status.Reason != ReasonPackageRevoked ||
+	status = agentOf(t, ctl(t, socket, deployReq(t, supervisorproto.ActionStatus, struct{}{}, 5)).Output)
+	if status.State != supervisorproto.StateDrained || status.RuntimeID != "" || status.Reason != supervisorproto.ReasonPackageRevoked ||
 		status.Revocation == nil || status.Revocation.CompletedAtMillis == 0 || status.Revocation.Entry != "fabric.scripted@1.0.0" {
 		t.Fatalf("status after the drain: %+v", status)
 	}
@@ -252,7 +253,7 @@ func TestDrainWithATurnInFlight(t *testing.T) {
 		}
 	}
 	refused = ctl(t, socket, invokeReq("drainer", "third"))
-	if refused.Error == nil || refused.Error.Code != CodeAgentRevoked {
+	if refused.Error == nil || refused.Error.Code != supervisorproto.CodeAgentRevoked {
 		t.Fatalf("a new turn after the drain: %+v", refused.Error)
 	}
 
@@ -260,19 +261,19 @@ func TestDrainWithATurnInFlight(t *testing.T) {
 	// starts nothing.
 	sv.shutdown()
 	sv2 := serveSupervisor(t, dir)
-	resp = ctl(t, sv2.s.Socket(), deployReq(t, ActionApply, ApplyPayload{State: st}, 60))
+	resp = ctl(t, sv2.s.Socket(), deployReq(t, supervisorproto.ActionApply, supervisorproto.ApplyPayload{State: st}, 60))
 	if resp.Error != nil {
 		t.Fatalf("apply after restart: %v", resp.Error)
 	}
-	var ar2 ApplyResult
+	var ar2 supervisorproto.ApplyResult
 	if err := json.Unmarshal(resp.Output, &ar2); err != nil {
 		t.Fatal(err)
 	}
 	after := ar2.Status.Agents[0]
-	if after.State != StateDrained || after.RuntimeID != "" || after.Revocation == nil || ar2.Outcome != OutcomeDegraded {
+	if after.State != supervisorproto.StateDrained || after.RuntimeID != "" || after.Revocation == nil || ar2.Outcome != supervisorproto.OutcomeDegraded {
 		t.Fatalf("after a supervisor restart: %+v (outcome %s)", after, ar2.Outcome)
 	}
-	if _, err := os.Stat(filepath.Join(dir, RevokedFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, supervisorproto.RevokedFile)); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -284,20 +285,20 @@ func TestStopWithATurnInFlight(t *testing.T) {
 	model := newGatedModel(t)
 	sv := serveSupervisor(t, t.TempDir())
 	socket := sv.s.Socket()
-	resp := ctl(t, socket, deployReq(t, ActionApply, ApplyPayload{State: drainState(t, model.srv.URL)}, 60))
+	resp := ctl(t, socket, deployReq(t, supervisorproto.ActionApply, supervisorproto.ApplyPayload{State: drainState(t, model.srv.URL)}, 60))
 	if resp.Error != nil {
 		t.Fatalf("apply: %v", resp.Error)
 	}
-	var ar ApplyResult
+	var ar supervisorproto.ApplyResult
 	if err := json.Unmarshal(resp.Output, &ar); err != nil {
 		t.Fatal(err)
 	}
 	pid := ar.Status.Agents[0].HostPid
 	turn := startTurn(socket, "drainer", "first")
 	<-model.arrived
-	rev := RevokePayload{Agent: "drainer", Policy: PolicyStop, CatalogSerial: 5, Entry: "fabric.scripted@1.0.0", Reason: "key_compromise"}
-	rr := revokeResult(t, ctl(t, socket, deployReq(t, ActionRevoke, rev, 60)))
-	if rr.Outcome != StateStopped || rr.Already {
+	rev := supervisorproto.RevokePayload{Agent: "drainer", Policy: supervisorproto.PolicyStop, CatalogSerial: 5, Entry: "fabric.scripted@1.0.0", Reason: "key_compromise"}
+	rr := revokeResult(t, ctl(t, socket, deployReq(t, supervisorproto.ActionRevoke, rev, 60)))
+	if rr.Outcome != supervisorproto.StateStopped || rr.Already {
 		t.Fatalf("stop: %+v", rr)
 	}
 	// The runtime's stop cancels the turn, and the turn says so.
@@ -315,8 +316,8 @@ func TestStopWithATurnInFlight(t *testing.T) {
 	if !processGone(pid) {
 		t.Fatalf("host %d outlived the stop", pid)
 	}
-	again := revokeResult(t, ctl(t, socket, deployReq(t, ActionRevoke, rev, 60)))
-	if again.Outcome != StateStopped || !again.Already {
+	again := revokeResult(t, ctl(t, socket, deployReq(t, supervisorproto.ActionRevoke, rev, 60)))
+	if again.Outcome != supervisorproto.StateStopped || !again.Already {
 		t.Fatalf("the stop again: %+v", again)
 	}
 	model.open()

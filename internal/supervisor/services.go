@@ -17,6 +17,7 @@ import (
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
 	"github.com/fabric-runtime/fabric/internal/modelproxy"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 	"github.com/fabric-runtime/fabric/proc"
 )
 
@@ -37,7 +38,7 @@ type serviceRun struct {
 func (r *serviceRun) healthy() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.state == StateRunning
+	return r.state == supervisorproto.StateRunning
 }
 
 func (r *serviceRun) pid() int {
@@ -85,14 +86,14 @@ func (s *Supervisor) startService(ctx context.Context, r *serviceRun) error {
 	case desired.ServiceModelRoute:
 		return s.startRoute(ctx, r)
 	case desired.ServiceMCPProcess:
-		r.set(StateStarting, "", "")
+		r.set(supervisorproto.StateStarting, "", "")
 		if err := s.startProcess(ctx, r); err != nil {
 			return err
 		}
 		s.watchService(r)
 		return nil
 	case desired.ServiceAccessGateway:
-		r.set(StateStarting, "", "")
+		r.set(supervisorproto.StateStarting, "", "")
 		return s.startGateway(ctx, r)
 	}
 	return fmt.Errorf("unknown service kind %q", r.svc.Kind)
@@ -105,7 +106,7 @@ func (s *Supervisor) startRoute(ctx context.Context, r *serviceRun) error {
 		v, ok := s.credential(*inf.Credential)
 		if !ok {
 			be := credentialRequired(*inf.Credential).(*blockedError)
-			r.set(StateBlocked, be.reason, be.action)
+			r.set(supervisorproto.StateBlocked, be.reason, be.action)
 			r.event("blocked", be.msg, "")
 			return be
 		}
@@ -113,16 +114,16 @@ func (s *Supervisor) startRoute(ctx context.Context, r *serviceRun) error {
 	}
 	proxy, err := s.ensureProxy(ctx)
 	if err != nil {
-		r.set(StateFailed, "proxy_failed", "see the supervisor log, then run fabric deploy apply")
+		r.set(supervisorproto.StateFailed, "proxy_failed", "see the supervisor log, then run fabric deploy apply")
 		return err
 	}
 	route := modelproxy.Route{API: inf.API, BaseURL: inf.BaseURL, Credential: key, Model: inf.Model}
 	if err := modelproxy.CheckRoute(routeName(r.svc.ID), route); err != nil {
-		r.set(StateFailed, "invalid_route", "fix the inference definition, then run fabric deploy apply")
+		r.set(supervisorproto.StateFailed, "invalid_route", "fix the inference definition, then run fabric deploy apply")
 		return err
 	}
 	proxy.SetRoute(routeName(r.svc.ID), route)
-	r.set(StateRunning, "", "")
+	r.set(supervisorproto.StateRunning, "", "")
 	r.event("route_set", "model route serving at "+proxy.BaseURL(routeName(r.svc.ID)), "")
 	return nil
 }
@@ -173,17 +174,17 @@ func (s *Supervisor) startProcess(ctx context.Context, r *serviceRun) error {
 	m := r.svc.MCP
 	if who := portHolder(m.Port); who != "" {
 		msg := fmt.Sprintf("port %d is already held by %s, not by this deployment", m.Port, who)
-		r.set(StateBlocked, CodePortTaken, fmt.Sprintf("free port %d or change integration %s's port, then run fabric deploy apply", m.Port, r.svc.Name))
+		r.set(supervisorproto.StateBlocked, supervisorproto.CodePortTaken, fmt.Sprintf("free port %d or change integration %s's port, then run fabric deploy apply", m.Port, r.svc.Name))
 		r.event("blocked", msg, "")
 		return errors.New(msg)
 	}
 	path, err := exec.LookPath(m.Command[0])
 	if err != nil {
-		r.set(StateFailed, "command_not_found", "install "+m.Command[0]+" or fix the integration's command, then run fabric deploy apply")
+		r.set(supervisorproto.StateFailed, "command_not_found", "install "+m.Command[0]+" or fix the integration's command, then run fabric deploy apply")
 		r.event("start_failed", err.Error(), "")
 		return err
 	}
-	logDir := filepath.Join(s.opts.StateDir, LogDir)
+	logDir := filepath.Join(s.opts.StateDir, supervisorproto.LogDir)
 	if err := os.MkdirAll(logDir, 0o700); err != nil {
 		return err
 	}
@@ -206,7 +207,7 @@ func (s *Supervisor) startProcess(ctx context.Context, r *serviceRun) error {
 	p, err := proc.Start(ctx, proc.Spec{Path: path, Args: m.Command[1:], Dir: r.svc.BaseDir, Env: env,
 		Stdout: logf, Stderr: logf, EnvMarker: marker})
 	if err != nil {
-		r.set(StateFailed, "start_failed", "see the service log, then run fabric deploy apply")
+		r.set(supervisorproto.StateFailed, "start_failed", "see the service log, then run fabric deploy apply")
 		r.event("start_failed", err.Error(), "")
 		return err
 	}
@@ -222,12 +223,12 @@ func (s *Supervisor) startProcess(ctx context.Context, r *serviceRun) error {
 	}
 	if err := p.AwaitHealthy(sctx, uint16(m.Port), 200*time.Millisecond, probe); err != nil {
 		_ = p.Stop(context.Background())
-		r.set(StateFailed, "not_healthy", "see "+logf.Name()+", then run fabric deploy apply")
+		r.set(supervisorproto.StateFailed, "not_healthy", "see "+logf.Name()+", then run fabric deploy apply")
 		r.event("start_failed", fmt.Sprintf("port %d did not answer: %v", m.Port, err), "")
 		return fmt.Errorf("integration %s: port %d did not answer: %w", r.svc.Name, m.Port, err)
 	}
 	r.mu.Lock()
-	r.p, r.state, r.reason, r.action = p, StateRunning, "", ""
+	r.p, r.state, r.reason, r.action = p, supervisorproto.StateRunning, "", ""
 	r.mu.Unlock()
 	r.event("started", fmt.Sprintf("pid %d serving on port %d", p.Pid(), m.Port), "")
 	return nil
@@ -261,10 +262,10 @@ func (s *Supervisor) watchService(r *serviceRun) {
 			r.event("exited", "the service process exited: "+info.String(), "")
 			for {
 				if pol.Policy == contract.RestartNever || n >= pol.Max {
-					r.set(StateFailed, "exited", "run fabric deploy apply to start it again")
+					r.set(supervisorproto.StateFailed, "exited", "run fabric deploy apply to start it again")
 					return
 				}
-				r.set(StateRestarting, "", "")
+				r.set(supervisorproto.StateRestarting, "", "")
 				t := time.NewTimer(backoff(pol, n))
 				select {
 				case <-stop:
@@ -308,7 +309,7 @@ func (s *Supervisor) stopService(ctx context.Context, r *serviceRun) error {
 	case desired.ServiceAccessGateway:
 		err = s.stopGateway(ctx, r)
 	}
-	r.set(StateStopped, "", "")
+	r.set(supervisorproto.StateStopped, "", "")
 	return err
 }
 

@@ -17,35 +17,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/clientopts"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
 	"github.com/fabric-runtime/fabric/internal/modelproxy"
-)
-
-// Files of the supervisor in its state directory (beside the control
-// socket, the serve lock, the runtime journal and fabric.unclean).
-const (
-	// SocketFile is the control socket's default name.
-	SocketFile = "supervisor.sock"
-	// DesiredFile journals the desired state the supervisor was last
-	// given (references only), so that a restarted supervisor brings the
-	// deployment back.
-	DesiredFile = "desired.json"
-	// LogDir holds the integration services' stdout and stderr.
-	LogDir = "services"
-)
-
-// Deploy actions (agentctl.Request.Action of a deploy request).
-const (
-	ActionApply   = "apply"
-	ActionStatus  = "status"
-	ActionDestroy = "destroy"
-)
-
-// Error codes of deploy requests (agentctl.Error.Code).
-const (
-	CodeInvalidState       = "invalid_desired_state"   // the payload is not a desired state this supervisor takes
-	CodeOtherDeployment    = "deployment_uid_mismatch" // the supervisor serves a deployment with another uid
-	CodeUnsupportedFormat  = "unsupported_format"      // a journal or payload of another format version
-	CodeCredentialRequired = "credential_required"     // a referenced credential has no value
-	CodePortTaken          = "port_taken"              // a service's port is held by a process the supervisor does not own
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 // Options configure a Supervisor.
@@ -82,9 +54,9 @@ type Supervisor struct {
 	proxy     *modelproxy.Proxy
 	proxyEnd  chan error
 	proxyStop context.CancelFunc
-	restored  []string               // what a restart from the journal could not bring back
-	turns     turnRecords            // the turns run for access gateways, by request id
-	revoked   map[string]*Revocation // journaled revocations, by agent
+	restored  []string                               // what a restart from the journal could not bring back
+	turns     turnRecords                            // the turns run for access gateways, by request id
+	revoked   map[string]*supervisorproto.Revocation // journaled revocations, by agent
 	ctx       context.Context
 	wg        sync.WaitGroup // watchers and the proxy
 	console   [2]string      // the console's URL and token file, once it serves
@@ -114,7 +86,7 @@ func New(opts Options) (*Supervisor, error) {
 	}
 	opts.StateDir = dir
 	if opts.Socket == "" {
-		opts.Socket = filepath.Join(dir, SocketFile)
+		opts.Socket = filepath.Join(dir, supervisorproto.SocketFile)
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
@@ -127,12 +99,12 @@ func New(opts Options) (*Supervisor, error) {
 	}
 	s := &Supervisor{opts: opts, log: opts.Logger, started: time.Now(), creds: map[string]string{},
 		agents: map[string]*agentRun{}, services: map[string]*serviceRun{}}
-	st, err := readDesired(filepath.Join(dir, DesiredFile))
+	st, err := readDesired(filepath.Join(dir, supervisorproto.DesiredFile))
 	if err != nil {
 		return nil, err
 	}
 	s.state = st
-	if s.revoked, err = readRevoked(filepath.Join(dir, RevokedFile)); err != nil {
+	if s.revoked, err = readRevoked(filepath.Join(dir, supervisorproto.RevokedFile)); err != nil {
 		return nil, err
 	}
 	srv, err := server.Listen(server.Options{Socket: opts.Socket, Logger: opts.Logger, Client: opts.Client,
@@ -202,18 +174,18 @@ func (s *Supervisor) Deploy(ctx context.Context, req *agentctl.Request) *agentct
 	var out any
 	var aerr *agentctl.Error
 	switch req.Action {
-	case ActionApply:
+	case supervisorproto.ActionApply:
 		out, aerr = s.apply(ctx, req)
-	case ActionStatus:
+	case supervisorproto.ActionStatus:
 		out = s.Status()
-	case ActionDestroy:
+	case supervisorproto.ActionDestroy:
 		out, aerr = s.destroy(ctx, req)
-	case ActionAccess:
+	case supervisorproto.ActionAccess:
 		out, aerr = s.accessOp(ctx, req)
-	case ActionRevoke:
+	case supervisorproto.ActionRevoke:
 		out, aerr = s.revokeOp(ctx, req)
 	default:
-		aerr = &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "action", Message: fmt.Sprintf("action: must be %s, %s, %s, %s or %s, got %q", ActionApply, ActionStatus, ActionDestroy, ActionAccess, ActionRevoke, req.Action)}
+		aerr = &agentctl.Error{Code: agentctl.CodeInvalidRequest, Field: "action", Message: fmt.Sprintf("action: must be %s, %s, %s, %s or %s, got %q", supervisorproto.ActionApply, supervisorproto.ActionStatus, supervisorproto.ActionDestroy, supervisorproto.ActionAccess, supervisorproto.ActionRevoke, req.Action)}
 	}
 	if aerr != nil {
 		return agentctl.Failed(req, aerr, out)
@@ -223,14 +195,6 @@ func (s *Supervisor) Deploy(ctx context.Context, req *agentctl.Request) *agentct
 		return agentctl.Failed(req, agentctl.Errorf(agentctl.CodeInternal, "cannot encode the answer: %v", err), nil)
 	}
 	return resp
-}
-
-// ApplyPayload is the payload of an apply request.
-type ApplyPayload struct {
-	State *desired.State `json:"state"`
-	// Credentials are the values of the state's env references, keyed by
-	// desired.Key ("env:NAME"). They are kept in memory only.
-	Credentials map[string]string `json:"credentials,omitempty"`
 }
 
 func decodeStrict(raw json.RawMessage, v any) error {
@@ -243,16 +207,16 @@ func decodeStrict(raw json.RawMessage, v any) error {
 }
 
 func (s *Supervisor) apply(ctx context.Context, req *agentctl.Request) (any, *agentctl.Error) {
-	var p ApplyPayload
+	var p supervisorproto.ApplyPayload
 	if err := decodeStrict(req.Payload, &p); err != nil || p.State == nil {
 		msg := "payload: a desired state is required"
 		if err != nil {
 			msg = "payload: " + err.Error()
 		}
-		return nil, &agentctl.Error{Code: CodeInvalidState, Field: "payload", Message: msg}
+		return nil, &agentctl.Error{Code: supervisorproto.CodeInvalidState, Field: "payload", Message: msg}
 	}
 	if p.State.FormatVersion != desired.FormatVersion {
-		return nil, &agentctl.Error{Code: CodeUnsupportedFormat, Field: "payload.state.format_version",
+		return nil, &agentctl.Error{Code: supervisorproto.CodeUnsupportedFormat, Field: "payload.state.format_version",
 			Message: fmt.Sprintf("this supervisor takes %s, not %q", desired.FormatVersion, p.State.FormatVersion)}
 	}
 	s.applyMu.Lock()
@@ -261,10 +225,10 @@ func (s *Supervisor) apply(ctx context.Context, req *agentctl.Request) (any, *ag
 	cur := s.state
 	s.mu.Unlock()
 	if cur != nil && cur.UID != p.State.UID {
-		return nil, &agentctl.Error{Code: CodeOtherDeployment, Field: "payload.state.uid",
+		return nil, &agentctl.Error{Code: supervisorproto.CodeOtherDeployment, Field: "payload.state.uid",
 			Message: fmt.Sprintf("this supervisor serves deployment %s (uid %s), not uid %s", cur.Name, cur.UID, p.State.UID)}
 	}
-	if err := writeDesired(filepath.Join(s.opts.StateDir, DesiredFile), p.State); err != nil {
+	if err := writeDesired(filepath.Join(s.opts.StateDir, supervisorproto.DesiredFile), p.State); err != nil {
 		return nil, agentctl.Errorf(agentctl.CodeInternal, "cannot journal the desired state: %v", err)
 	}
 	timeout := seconds(req.TimeoutSeconds)
@@ -275,17 +239,10 @@ func (s *Supervisor) apply(ctx context.Context, req *agentctl.Request) (any, *ag
 	return res, nil
 }
 
-// DestroyResult is the answer to destroy.
-type DestroyResult struct {
-	Removed  []string `json:"removed"`
-	Retained []string `json:"retained"`
-	Failed   []string `json:"failed"`
-}
-
 func (s *Supervisor) destroy(ctx context.Context, _ *agentctl.Request) (any, *agentctl.Error) {
 	s.applyMu.Lock()
 	defer s.applyMu.Unlock()
-	res := DestroyResult{Removed: []string{}, Retained: []string{}, Failed: []string{}}
+	res := supervisorproto.DestroyResult{Removed: []string{}, Retained: []string{}, Failed: []string{}}
 	s.mu.Lock()
 	agents := make([]*agentRun, 0, len(s.agents))
 	for _, a := range s.agents {
@@ -324,13 +281,13 @@ func (s *Supervisor) destroy(ctx context.Context, _ *agentctl.Request) (any, *ag
 	s.creds = map[string]string{}
 	s.agents = map[string]*agentRun{}
 	s.restored = nil
-	s.revoked = map[string]*Revocation{}
+	s.revoked = map[string]*supervisorproto.Revocation{}
 	jerr := s.journalRevokedLocked()
 	s.mu.Unlock()
 	if jerr != nil {
 		res.Failed = append(res.Failed, "revocations journal: "+jerr.Error())
 	}
-	if err := os.Remove(filepath.Join(s.opts.StateDir, DesiredFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := os.Remove(filepath.Join(s.opts.StateDir, supervisorproto.DesiredFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		res.Failed = append(res.Failed, "journal: "+err.Error())
 	}
 	if len(res.Failed) > 0 {

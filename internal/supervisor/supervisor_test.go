@@ -10,6 +10,7 @@ import (
 
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/deploy/desired"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 func TestBackoff(t *testing.T) {
@@ -43,7 +44,7 @@ func TestRouteName(t *testing.T) {
 // round-trips.
 func TestJournal(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, DesiredFile)
+	path := filepath.Join(dir, supervisorproto.DesiredFile)
 	if st, err := readDesired(path); st != nil || err != nil {
 		t.Fatalf("no journal: %v %v", st, err)
 	}
@@ -72,7 +73,7 @@ func FuzzApplyPayload(f *testing.F) {
 	f.Add([]byte(`{"state":null}`))
 	f.Add([]byte(`{"state":{"agents":[{"name":"a","config":{"x":1},"restart":{"policy":"never"}}]},"extra":1}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var p ApplyPayload
+		var p supervisorproto.ApplyPayload
 		if err := decodeStrict(b, &p); err != nil {
 			return
 		}

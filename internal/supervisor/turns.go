@@ -7,26 +7,11 @@ import (
 
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
+	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
 
 // maxTurns is how many recent turns an agent keeps for status.
 const maxTurns = 20
-
-// Turn is one turn an agent ran (through fabric-agent-ctl invoke or an
-// access gateway), newest last in AgentStatus.Turns.
-type Turn struct {
-	RuntimeID    string `json:"runtime_id"`
-	InvocationID string `json:"invocation_id"`
-	RequestID    string `json:"request_id"`
-	Status       string `json:"status"`
-	// ErrorCode is the failed or cancelled turn's error code.
-	ErrorCode       string   `json:"error_code,omitempty"`
-	StartedAtMillis int64    `json:"started_at_millis"`
-	DurationMillis  int64    `json:"duration_millis"`
-	InputTokens     *uint64  `json:"input_tokens,omitempty"`
-	OutputTokens    *uint64  `json:"output_tokens,omitempty"`
-	CostUSD         *float64 `json:"cost_usd,omitempty"`
-}
 
 // recordTurn records a turn of an owned runtime (server.Options.TurnEnded).
 func (s *Supervisor) recordTurn(agent, runtimeID string, started time.Time, res *contract.RunResult) {
@@ -36,7 +21,7 @@ func (s *Supervisor) recordTurn(agent, runtimeID string, started time.Time, res 
 	if a == nil {
 		return
 	}
-	t := Turn{RuntimeID: runtimeID, InvocationID: res.InvocationID, RequestID: res.RequestID, Status: res.Status,
+	t := supervisorproto.Turn{RuntimeID: runtimeID, InvocationID: res.InvocationID, RequestID: res.RequestID, Status: res.Status,
 		StartedAtMillis: started.UnixMilli(), DurationMillis: time.Since(started).Milliseconds()}
 	if res.Error != nil {
 		t.ErrorCode = res.Error.Code

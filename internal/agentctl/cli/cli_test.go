@@ -27,6 +27,7 @@ import (
 	"github.com/fabric-runtime/fabric/internal/agentctl/cli"
 	"github.com/fabric-runtime/fabric/internal/agentctl/servecmd"
 	"github.com/fabric-runtime/fabric/internal/procfs"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
 // TestMain doubles as the adapter host (serve re-executes this binary for
@@ -322,38 +323,16 @@ func cmdBigRequest(ts *testscript.TestScript, neg bool, args []string) {
 	fmt.Fprint(ts.Stdout(), string(resp))
 }
 
-// copyExecutable copies the executable src to dst.
-func copyExecutable(t *testing.T, src, dst string) {
-	t.Helper()
-	b, err := os.ReadFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dst, b, 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
-
-// ctlIn links (or, across file systems, copies) this test binary into a fresh directory as fabric-agent-ctl
+// ctlIn puts this test binary into a fresh directory as fabric-agent-ctl
 // (TestMain runs it as the client by that name), with fabric-agent-ctl-serve
 // beside it when serveBeside, and returns the client's path.
 func ctlIn(t *testing.T, serveBeside bool) string {
 	t.Helper()
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
 	names := []string{"fabric-agent-ctl"}
 	if serveBeside {
 		names = append(names, cli.ServeBinary)
 	}
-	for _, name := range names {
-		if err := os.Link(self, filepath.Join(dir, name)); err != nil {
-			copyExecutable(t, self, filepath.Join(dir, name)) // another file system: copy
-		}
-	}
-	return filepath.Join(dir, "fabric-agent-ctl")
+	return filepath.Join(testproc.ExecutableAs(t, names...), "fabric-agent-ctl")
 }
 
 // pathWithServe is a PATH on which fabric-agent-ctl-serve is found (the

@@ -2,17 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fabric-runtime/fabric/internal/companion"
 )
 
 // ServeBinary is the program that serves: fabric-agent-ctl serve replaces
@@ -72,34 +68,11 @@ func (a *app) serveCommand() *cobra.Command {
 	return cmd
 }
 
-// execServe replaces the process with ServeBinary (same pid, arguments,
-// environment, open files and signal dispositions), found beside the
-// running executable, else on PATH. It returns only when that fails.
+// execServe replaces the process with ServeBinary (companion.Exec: same
+// pid, arguments, environment, open files and signal dispositions), found
+// beside the running executable, else on PATH. It returns only when that
+// fails.
 func (a *app) execServe(cmd *cobra.Command) error {
-	path, err := findServe()
-	if err == nil {
-		err = syscall.Exec(path, append([]string{path}, a.args...), os.Environ())
-		err = fmt.Errorf("serve: exec %s: %w", path, err)
-	}
+	err := fmt.Errorf("serve: %w", companion.Exec(ServeBinary, a.args))
 	return &exitError{code: a.usageFailure(cmd.Name(), err)}
-}
-
-// findServe returns ServeBinary's path: beside the running executable,
-// else on PATH.
-func findServe() (string, error) {
-	beside := "(this executable's directory is unknown)"
-	if self, err := os.Executable(); err == nil {
-		beside = filepath.Join(filepath.Dir(self), ServeBinary)
-		if fi, err := os.Stat(beside); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return beside, nil
-		}
-	}
-	path, err := exec.LookPath(ServeBinary)
-	if err == nil {
-		return path, nil
-	}
-	if !errors.Is(err, exec.ErrNotFound) && !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("serve: %s is not beside this executable (%s), and on PATH: %w", ServeBinary, beside, err)
-	}
-	return "", fmt.Errorf("serve: %s is neither beside this executable (%s) nor on PATH", ServeBinary, beside)
 }

@@ -22,12 +22,13 @@ var commands = []struct {
 	{Module + "/cmd/fabric", []string{"--help"}},
 	{Module + "/cmd/fabric-agent-ctl", []string{"--help"}},
 	{Module + "/cmd/fabric-agent-ctl-serve", []string{"--help"}},
+	{Module + "/cmd/fabric-serve", []string{"--help"}},
 }
 
 // No package linked into a command does work at init that a process not
 // using it would pay for at every start (most commands need no schema).
 func TestInitWork(t *testing.T) {
-	livetest.Short(t, "the Go toolchain, to build fabric-host, fabric, fabric-agent-ctl and fabric-agent-ctl-serve")
+	livetest.Short(t, "the Go toolchain, to build fabric-host, fabric, fabric-agent-ctl, fabric-agent-ctl-serve and fabric-serve")
 	for _, c := range commands {
 		t.Run(c.pkg[len(Module)+1:], func(t *testing.T) {
 			bin := Build(t, c.pkg)
@@ -127,6 +128,30 @@ var agentCtlBad = merge(agentCtlServeBad, map[string]string{
 	"modernc.org/sqlite":                    "the deployment side's SQLite",
 })
 
+// fabricServeBad is what fabric-serve must not link: it runs a
+// deployment's supervisor, not tests.
+var fabricServeBad = merge(testExporters, slowInit, generation, grpc, protobuf)
+
+// fabricBad is what fabric must not link: serve's body is fabric-serve,
+// which serve execs, so that every other command (most of them
+// short-lived, each its own process) pays no init and no start-up of the
+// supervisor's dependencies. fabric links test support: it runs the
+// conformance suite.
+var fabricBad = merge(fabricServeBad, map[string]string{
+	Module + "/internal/supervisor":        "the deployment supervisor (serve's, in fabric-serve)",
+	Module + "/internal/access":            "the access gateway (serve's)",
+	Module + "/internal/console":           "the console (serve's)",
+	Module + "/internal/agentctl/server":   "the runtime server the supervisor embeds (serve's)",
+	Module + "/internal/agentctl/servecmd": "fabric-agent-ctl serve's body",
+	"modernc.org/sqlite":                   "the access gateway's SQLite (serve's)",
+})
+
+// fabricPending is what fabric still links and must not: when one is no
+// longer linked, the test fails until it is moved into fabricBad.
+var fabricPending = map[string]string{
+	"html/template": "the console's templates are fabric-serve's; internal/batchreport (fabric batch report) still renders its page with it",
+}
+
 // slowInit is what no command may link because its own package init is
 // expensive outside this module, where InitWork does not look: every
 // process would pay it, most of them never using it.
@@ -204,7 +229,8 @@ func TestDeps(t *testing.T) {
 		{Module + "/cmd/fabric-agent-ctl-serve", agentCtlServeBad, nil},
 		{Module, sdkBad, nil},
 		{Module + "/otlp", merge(testSupport, grpc, protobuf), nil},
-		{Module + "/cmd/fabric", merge(testExporters, slowInit, generation, grpc, protobuf), nil}, // it runs the conformance suite, so it links test support
+		{Module + "/cmd/fabric", fabricBad, fabricPending},
+		{Module + "/cmd/fabric-serve", fabricServeBad, nil},
 	} {
 		name := strings.TrimPrefix(c.pkg, Module+"/")
 		if c.pkg == Module {
@@ -232,8 +258,8 @@ func links(deps map[string]string, prefix string) bool {
 
 // staticCgo is every package with cgo files a program built with
 // CGO_ENABLED=0 may link: the host (cmd/fabric-host), the two CLIs
-// (cmd/fabric, cmd/fabric-agent-ctl) and serve (cmd/fabric-agent-ctl-serve)
-// are built so, which works and
+// (cmd/fabric, cmd/fabric-agent-ctl) and their serve programs
+// (cmd/fabric-serve, cmd/fabric-agent-ctl-serve) are built so, which works and
 // changes nothing only while the users of cgo are net's resolver (Go's own
 // is preferred on Linux) and os/user (the CLIs: archive/tar's and the
 // OTel resource's user names, read from /etc/passwd and /etc/group
@@ -244,6 +270,7 @@ var staticCgo = map[string]map[string]bool{
 	Module + "/cmd/fabric":                 {"net": true, "os/user": true, "runtime/cgo": true},
 	Module + "/cmd/fabric-agent-ctl":       {"net": true, "runtime/cgo": true},
 	Module + "/cmd/fabric-agent-ctl-serve": {"net": true, "os/user": true, "runtime/cgo": true},
+	Module + "/cmd/fabric-serve":           {"net": true, "os/user": true, "runtime/cgo": true},
 }
 
 func TestStaticCgo(t *testing.T) {

@@ -38,3 +38,31 @@ func MainWithBinaries(m *testing.M, bins *string, pkgs ...string) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// ExecutableAs puts the running test binary into a fresh directory under
+// each of names (a hard link, or a copy across file systems) and returns
+// the directory: a TestMain that dispatches on its program name (as
+// testscript.Main does) then runs as that program, found beside its
+// companions.
+func ExecutableAs(t testing.TB, names ...string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, name := range names {
+		dst := filepath.Join(dir, name)
+		if os.Link(self, dst) == nil {
+			continue
+		}
+		b, err := os.ReadFile(self)
+		if err == nil {
+			err = os.WriteFile(dst, b, 0o755)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}

@@ -1,0 +1,180 @@
+package servecmd_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/fabric-runtime/fabric/adapters/bundled"
+	"github.com/fabric-runtime/fabric/internal/cli"
+	"github.com/fabric-runtime/fabric/internal/supervisor/servecmd"
+	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
+)
+
+// TestMain doubles as fabric and fabric-serve (by program name; the
+// second is also on PATH) and as the host of bundled adapters.
+func TestMain(m *testing.M) {
+	if served, code := bundled.ServeHost(); served {
+		os.Exit(code)
+	}
+	testscript.Main(m, map[string]func(){
+		"fabric":        func() { os.Exit(cli.Main()) },
+		cli.ServeBinary: func() { os.Exit(servecmd.Main()) },
+	})
+}
+
+func run(t *testing.T, env []string, bin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatal(err)
+	}
+	return o.String(), e.String(), code
+}
+
+// fabric serve without fabric-serve beside it or on PATH is a usage exit
+// with one line naming both places; its flags are checked, and
+// --print-systemd-unit answered, by fabric itself, as before the split.
+func TestServeNotFound(t *testing.T) {
+	fabric := filepath.Join(testproc.ExecutableAs(t, "fabric"), "fabric")
+	noPath := "PATH=" + t.TempDir()
+	state := t.TempDir()
+	beside := filepath.Join(filepath.Dir(fabric), cli.ServeBinary)
+	for _, tc := range []struct {
+		args       []string
+		wantStderr []string
+	}{
+		{[]string{"serve", "--state-dir", state}, []string{beside, "nor on PATH"}},
+		{[]string{"-o", "jsonl", "serve", "--state-dir", state, "--console-listen", "off"}, []string{beside, "nor on PATH"}},
+		{[]string{"serve"}, []string{"--state-dir is required"}},
+		{[]string{"serve", "--state-dir", state, "--log-level", "loud"}, []string{"--log-level must be debug, info, warn or error"}},
+		{[]string{"serve", "--state-dir", state, "extra"}, []string{"unknown command"}},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			stdout, stderr, code := run(t, []string{noPath}, fabric, tc.args...)
+			if code != cli.ExitUsage || stdout != "" {
+				t.Fatalf("exit %d, stdout %q; want %d and nothing; stderr: %s", code, stdout, cli.ExitUsage, stderr)
+			}
+			if n := strings.Count(stderr, "\n"); n != 1 {
+				t.Errorf("stderr has %d lines, want 1: %q", n, stderr)
+			}
+			for _, want := range tc.wantStderr {
+				if !strings.Contains(stderr, want) {
+					t.Errorf("stderr %q does not name %q", stderr, want)
+				}
+			}
+		})
+	}
+	stdout, stderr, code := run(t, []string{noPath}, fabric, "serve", "--state-dir", state, "--print-systemd-unit")
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("ExecStart=%s serve --state-dir %s --socket %s\n", fabric, state, filepath.Join(state, "supervisor.sock"))) {
+		t.Errorf("--print-systemd-unit: exit %d, stdout %q, stderr %q; want a unit that runs %s serve", code, stdout, stderr, fabric)
+	}
+}
+
+// fabric serve --help and fabric-serve serve --help are the same text:
+// the command is defined once.
+func TestServeHelp(t *testing.T) {
+	dir := testproc.ExecutableAs(t, "fabric", cli.ServeBinary)
+	want, _, code := run(t, nil, filepath.Join(dir, "fabric"), "serve", "--help")
+	if code != 0 || !strings.Contains(want, "--print-systemd-unit") {
+		t.Fatalf("fabric serve --help: exit %d, %q", code, want)
+	}
+	if got, _, _ := run(t, nil, filepath.Join(dir, cli.ServeBinary), "serve", "--help"); got != want {
+		t.Errorf("fabric-serve serve --help:\n%s\nfabric serve --help:\n%s", got, want)
+	}
+}
+
+// fabric serve replaces itself with fabric-serve, found beside it or else
+// on PATH: the process that serves is the one started, with the same
+// arguments (-o jsonl reaches it).
+func TestServeExecs(t *testing.T) {
+	onPath, err := exec.LookPath(cli.ServeBinary)
+	if err != nil {
+		t.Fatalf("%s is not on PATH: %v", cli.ServeBinary, err)
+	}
+	for _, tc := range []struct {
+		name  string
+		names []string
+		path  string
+	}{
+		{"beside", []string{"fabric", cli.ServeBinary}, t.TempDir()},
+		{"on PATH", []string{"fabric"}, filepath.Dir(onPath)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fabric := filepath.Join(testproc.ExecutableAs(t, tc.names...), "fabric")
+			state := t.TempDir()
+			cmd := exec.Command(fabric, "-o", "jsonl", "serve", "--state-dir", state, "--console-listen", "off")
+			cmd.Env = append(os.Environ(), "PATH="+tc.path, "HOME="+t.TempDir(), "GORACE=atexit_sleep_ms=0")
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+			line, err := readLine(stdout)
+			if err != nil {
+				t.Fatalf("no serving line: %v; stderr: %s", err, stderr.String())
+			}
+			var serving struct {
+				Status string `json:"status"`
+				PID    int    `json:"pid"`
+				Socket string `json:"socket"`
+			}
+			if err := json.Unmarshal(line, &serving); err != nil {
+				t.Fatalf("serving line %q (one compact document with -o jsonl): %v", line, err)
+			}
+			if serving.Status != "serving" || serving.PID != cmd.Process.Pid || serving.Socket != filepath.Join(state, "supervisor.sock") {
+				t.Fatalf("serving line %+v, want status serving, pid %d, socket in %s", serving, cmd.Process.Pid, state)
+			}
+			exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "exe"))
+			if err != nil || filepath.Base(exe) != cli.ServeBinary {
+				t.Errorf("the serving process runs %q (%v), want %s", exe, err, cli.ServeBinary)
+			}
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			_, _ = io.Copy(io.Discard, stdout)
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("serve: %v; stderr: %s", err, stderr.String())
+			}
+		})
+	}
+}
+
+// readLine reads one line from r, byte by byte (nothing past it).
+func readLine(r io.Reader) ([]byte, error) {
+	var line []byte
+	b := make([]byte, 1)
+	for {
+		if _, err := r.Read(b); err != nil {
+			return line, err
+		}
+		if b[0] == '\n' {
+			return line, nil
+		}
+		line = append(line, b[0])
+	}
+}
