@@ -1,33 +1,15 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
 
-	"github.com/fabric-runtime/fabric/adapters/bundled"
-	agentctlcli "github.com/fabric-runtime/fabric/internal/agentctl/cli"
 	"github.com/fabric-runtime/fabric/internal/pkgop"
 	"github.com/fabric-runtime/fabric/internal/testsupport/livetest"
 )
-
-func TestMain(m *testing.M) {
-	if served, code := pkgop.MaybeServeSandbox(); served {
-		os.Exit(code)
-	}
-	if served, code := bundled.ServeHost(); served {
-		os.Exit(code)
-	}
-	testscript.Main(m, map[string]func(){
-		"fabric": func() {
-			os.Exit(Run(context.Background(), os.Args[1:], Stdio{In: os.Stdin, Out: os.Stdout, Err: os.Stderr}))
-		},
-		"fabric-agent-ctl": func() { os.Exit(agentctlcli.Main()) },
-	})
-}
 
 func repoRoot(t testing.TB) string {
 	t.Helper()
