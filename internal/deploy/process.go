@@ -84,7 +84,7 @@ func startSupervisor(ctx context.Context, o *Options, dir, socket string, refs [
 	pid := cmd.Process.Pid
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	rec := &SupervisorRecord{Kind: contract.SupervisorProcess, Socket: socket, Pid: pid, StartTicks: startTicks(pid), StartedAtMillis: time.Now().UnixMilli()}
+	rec := &SupervisorRecord{Kind: contract.SupervisorProcess, Socket: socket, Pid: pid, StartedAtMillis: time.Now().UnixMilli()}
 	deadline := time.Now().Add(supervisorStartWait)
 	pause := 2 * time.Millisecond
 	for {
@@ -98,6 +98,12 @@ func startSupervisor(ctx context.Context, o *Options, dir, socket string, refs [
 				_ = syscall.Kill(pid, syscall.SIGKILL)
 				return nil, &Error{Code: CodeSupervisorStartFailed, Message: fmt.Sprintf("another process answers on %s; see %s", socket, filepath.Join(dir, SupervisorLog))}
 			}
+			// Its start time, read once it serves: fabric serve replaces itself
+			// with fabric-serve, and while a multi-threaded process execs, /proc
+			// shows it as a zombie for an instant (its start time is kept), so
+			// a read then gives 0 and the record would never match the
+			// supervisor again (destroy would leave it running).
+			rec.StartTicks = startTicks(pid)
 			// The child stays ours until this process exits; it is in its own
 			// session, so neither the shell's hangup nor apply's exit reaches it.
 			_ = cmd.Process.Release()
