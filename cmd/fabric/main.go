@@ -1,5 +1,11 @@
 // Command fabric plans, diagnoses and runs AI agent harnesses.
 //
+// fabric serve replaces this process with fabric-serve (found beside this
+// executable, else on PATH), which runs a deployment's supervisor, so that
+// fabric's other commands link neither the supervisor nor its console and
+// access gateways: Go runs every linked package's init in every process.
+// Ship both programs.
+//
 // Build it with CGO_ENABLED=0 (bench/cli does), as cmd/fabric-agent-ctl
 // says why: a static binary starts each command with less CPU.
 package main
