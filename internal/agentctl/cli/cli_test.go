@@ -418,39 +418,18 @@ func TestServeExecs(t *testing.T) {
 			socket := filepath.Join(t.TempDir(), "ctl.sock")
 			cmd := exec.Command(ctl, "serve", "--socket", socket)
 			cmd.Env = append(os.Environ(), "PATH="+tc.path, "HOME="+t.TempDir(), "GORACE=atexit_sleep_ms=0")
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-			dec := json.NewDecoder(stdout)
-			var serving struct {
-				Status string `json:"status"`
-				PID    int    `json:"pid"`
-				Socket string `json:"socket"`
-			}
-			if err := dec.Decode(&serving); err != nil {
-				t.Fatalf("no serving line: %v; stderr: %s", err, stderr.String())
-			}
-			if serving.Status != agentctl.ServerServing || serving.PID != cmd.Process.Pid || serving.Socket != socket {
-				t.Fatalf("serving line %+v, want status %s, pid %d, socket %s", serving, agentctl.ServerServing, cmd.Process.Pid, socket)
-			}
-			exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "exe"))
-			if err != nil || filepath.Base(exe) != cli.ServeBinary {
-				t.Errorf("the serving process runs %q (%v), want %s", exe, err, cli.ServeBinary)
-			}
-			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, stdout)
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("serve: %v; stderr: %s", err, stderr.String())
-			}
+			testproc.ServesAs(t, cmd, cli.ServeBinary, func(stdout io.Reader) (int, error) {
+				var serving struct {
+					Status string `json:"status"`
+					PID    int    `json:"pid"`
+					Socket string `json:"socket"`
+				}
+				err := json.NewDecoder(stdout).Decode(&serving)
+				if err == nil && (serving.Status != agentctl.ServerServing || serving.Socket != socket) {
+					t.Errorf("serving line %+v, want status %s, socket %s", serving, agentctl.ServerServing, socket)
+				}
+				return serving.PID, err
+			})
 		})
 	}
 }

@@ -9,9 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -124,42 +122,24 @@ func TestServeExecs(t *testing.T) {
 			state := t.TempDir()
 			cmd := exec.Command(fabric, "-o", "jsonl", "serve", "--state-dir", state, "--console-listen", "off")
 			cmd.Env = append(os.Environ(), "PATH="+tc.path, "HOME="+t.TempDir(), "GORACE=atexit_sleep_ms=0")
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-			line, err := readLine(stdout)
-			if err != nil {
-				t.Fatalf("no serving line: %v; stderr: %s", err, stderr.String())
-			}
-			var serving struct {
-				Status string `json:"status"`
-				PID    int    `json:"pid"`
-				Socket string `json:"socket"`
-			}
-			if err := json.Unmarshal(line, &serving); err != nil {
-				t.Fatalf("serving line %q (one compact document with -o jsonl): %v", line, err)
-			}
-			if serving.Status != "serving" || serving.PID != cmd.Process.Pid || serving.Socket != filepath.Join(state, "supervisor.sock") {
-				t.Fatalf("serving line %+v, want status serving, pid %d, socket in %s", serving, cmd.Process.Pid, state)
-			}
-			exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(cmd.Process.Pid), "exe"))
-			if err != nil || filepath.Base(exe) != cli.ServeBinary {
-				t.Errorf("the serving process runs %q (%v), want %s", exe, err, cli.ServeBinary)
-			}
-			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-				t.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, stdout)
-			if err := cmd.Wait(); err != nil {
-				t.Fatalf("serve: %v; stderr: %s", err, stderr.String())
-			}
+			testproc.ServesAs(t, cmd, cli.ServeBinary, func(stdout io.Reader) (int, error) {
+				line, err := readLine(stdout)
+				if err != nil {
+					return 0, err
+				}
+				var serving struct {
+					Status string `json:"status"`
+					PID    int    `json:"pid"`
+					Socket string `json:"socket"`
+				}
+				if err := json.Unmarshal(line, &serving); err != nil {
+					return 0, fmt.Errorf("serving line %q (one compact document with -o jsonl): %w", line, err)
+				}
+				if serving.Status != "serving" || serving.Socket != filepath.Join(state, "supervisor.sock") {
+					t.Errorf("serving line %+v, want status serving, socket in %s", serving, state)
+				}
+				return serving.PID, nil
+			})
 		})
 	}
 }

@@ -1,11 +1,15 @@
 package testproc
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"syscall"
 	"testing"
 )
 
@@ -65,4 +69,41 @@ func ExecutableAs(t testing.TB, names ...string) string {
 		}
 	}
 	return dir
+}
+
+// ServesAs starts cmd, a command that replaces itself (same pid) with the
+// program named want and serves until SIGTERM. serving reads from cmd's
+// stdout what it prints once it serves and returns the pid it reports;
+// ServesAs checks that this is cmd's process and that it runs want, then
+// sends SIGTERM and fails t unless cmd exits 0.
+func ServesAs(t testing.TB, cmd *exec.Cmd, want string, serving func(stdout io.Reader) (pid int, err error)) {
+	t.Helper()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	pid, err := serving(stdout)
+	if err != nil {
+		t.Fatalf("%s: nothing served: %v; stderr: %s", cmd.Path, err, stderr.String())
+	}
+	if pid != cmd.Process.Pid {
+		t.Fatalf("%s serves as pid %d, want the process started, %d", cmd.Path, pid, cmd.Process.Pid)
+	}
+	exe, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+	if err != nil || filepath.Base(exe) != want {
+		t.Errorf("the serving process runs %q (%v), want %s", exe, err, want)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%s: %v; stderr: %s", cmd.Path, err, stderr.String())
+	}
 }
