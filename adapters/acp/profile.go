@@ -158,16 +158,21 @@ func bundledProfile(name string) (Profile, bool) {
 			ModelArgs: []string{"-c", "model={model}"},
 			Env:       map[string]string{"CODEX_HOME": "{home}/.codex"},
 			// codex-acp creates and migrates these SQLite databases (about
-			// 35 migrations, most of its first start) in every new
-			// CODEX_HOME; they hold only their schema until a session
-			// writes to them. With their write-ahead logs (a scratch start
-			// is killed, not checkpointed), without the shared-memory
-			// index, which SQLite rebuilds. Not the logs database,
-			// installation_id, the bundled skills or shell snapshots.
+			// 35 migrations and a dozen fsyncs, most of its first start)
+			// in every new CODEX_HOME; they hold only their schema until a
+			// session writes to them. The logs database stays empty:
+			// codex-acp writes no log rows (none after three turns). With
+			// their write-ahead logs (a scratch start is killed, not
+			// checkpointed), without the shared-memory index, which SQLite
+			// rebuilds. Not installation_id, the bundled skills (codex
+			// rewrites them only when their marker differs, but a runtime
+			// may write there: a copy is all a runtime could be given, and
+			// costs what unpacking them does) or shell snapshots.
 			Seed: []string{
 				".codex/state_5.sqlite", ".codex/state_5.sqlite-wal",
 				".codex/goals_1.sqlite", ".codex/goals_1.sqlite-wal",
 				".codex/memories_1.sqlite", ".codex/memories_1.sqlite-wal",
+				".codex/logs_2.sqlite", ".codex/logs_2.sqlite-wal",
 			},
 		}, true
 	case ProfileClaude:

@@ -20,30 +20,41 @@ import (
 // so that a runtime's agent starts from copies of them instead of redoing
 // that work. Profile.Seed lists the files (paths relative to HOME); nothing
 // else is ever copied, and every runtime gets its own copies, never links.
-// Seeding is opt-in: it is on when the host's environment names a
-// directory for seeds in FABRIC_ACP_SEEDS (outside Fabric's state
-// directory, which holds only live runtimes' homes), one seed per profile
-// and key:
+// Seeds live in one directory per user (outside Fabric's state directory,
+// which holds only live runtimes' homes), one seed per profile and key:
 //
 //	$FABRIC_ACP_SEEDS/<profile>-<key>/<files>   read-only
 //
-// It pays where many runtimes start on one machine (an evaluation
-// platform's batch): the first start of a new agent binary pays for the
-// scratch start below, every later one is spared the agent's first-run
-// database work. A sandbox that starts one runtime would only pay.
+// FABRIC_ACP_SEEDS unset or empty means os.UserCacheDir()/fabric/acp-seeds;
+// "off" turns seeding off.
 //
-// A seed is built once, by a scratch start of the agent (the runtime's own
-// command, arguments and environment, pointed at a scratch home, stopped
-// once it answers initialize), copied into a temporary directory and
-// renamed into place: a directory with that name is complete.
+// A start never waits for a seed: it copies one that exists, else it
+// starts as an unseeded agent does. A seed is built only for a binary
+// already started on this machine (a <profile>-<key>.started file records
+// the first start), so a machine that starts one runtime never pays for
+// it: the second start, once its runtime is ready, builds the seed in the
+// background (buildInBackground) by a scratch start of the agent (the
+// runtime's own command, arguments and environment, pointed at a scratch
+// home, killed once it answers initialize), copied into a temporary
+// directory and renamed into place: a directory with that name is
+// complete. One builder per seed (a lock file the kernel releases when its
+// process dies); a failed build is not tried again for seedRetryAfter.
 const envSeeds = "FABRIC_ACP_SEEDS"
 
-// seedStale is the age after which a builder's leftovers (a builder killed
-// mid-way) are removed.
+// seedsOff is the value of envSeeds that turns seeding off.
+const seedsOff = "off"
+
+// seedStale is the age after which a builder's leftovers of other seeds
+// (a builder killed mid-way) are removed; the seed's own builder removes
+// its seed's leftovers at once.
 const seedStale = 10 * time.Minute
 
 // seedBuildTimeout bounds a seed's scratch start.
 const seedBuildTimeout = 30 * time.Second
+
+// seedRetryAfter is how long a failed build keeps the seed from being
+// tried again.
+const seedRetryAfter = 10 * time.Minute
 
 // homeSeed is the seed a runtime's private home may be filled from.
 type homeSeed struct {
@@ -52,12 +63,33 @@ type homeSeed struct {
 	files []string // Profile.Seed
 }
 
+// seedsDir is the directory of seeds named by the environment (getenv):
+// $FABRIC_ACP_SEEDS, else the user's cache directory's fabric/acp-seeds;
+// "" when seeding is off or there is no cache directory.
+func seedsDir(getenv func(string) string) string {
+	switch v := getenv(envSeeds); v {
+	case seedsOff:
+		return ""
+	case "":
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			return ""
+		}
+		return filepath.Join(cache, "fabric", "acp-seeds")
+	default:
+		return v
+	}
+}
+
 // newHomeSeed returns the profile's seed for the agent binary bin, in the
-// directory $FABRIC_ACP_SEEDS of the host's environment. ok is false when
-// the profile has no seed or seeding is off (the variable unset or empty).
+// seeds' directory the host's environment names (seedsDir). ok is false
+// when the profile has no seed or seeding is off.
 func newHomeSeed(bin string, prof Profile) (homeSeed, bool, error) {
-	cache := os.Getenv(envSeeds)
-	if len(prof.Seed) == 0 || cache == "" {
+	if len(prof.Seed) == 0 {
+		return homeSeed{}, false, nil
+	}
+	cache := seedsDir(os.Getenv)
+	if cache == "" {
 		return homeSeed{}, false, nil
 	}
 	key, err := seedKey(bin, prof.Seed)
@@ -171,6 +203,66 @@ func copyRegular(src, dst string) (ok bool, err error) {
 	return true, nil
 }
 
+// noteStart records a start of the seed's binary on this machine and
+// reports whether one was recorded before (the binary has been started
+// more than once: a seed is worth building).
+func (s homeSeed) noteStart() (again bool, err error) {
+	if err := os.MkdirAll(s.cache, 0o700); err != nil {
+		return false, err
+	}
+	f, err := os.OpenFile(filepath.Join(s.cache, s.name+".started"), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return true, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return false, f.Close()
+}
+
+// failedLately reports whether a build of the seed failed less than
+// seedRetryAfter ago.
+func (s homeSeed) failedLately() bool {
+	st, err := os.Stat(filepath.Join(s.cache, s.name+".failed"))
+	return err == nil && time.Since(st.ModTime()) < seedRetryAfter
+}
+
+// errSeedBusy: another builder holds the seed's lock.
+var errSeedBusy = errors.New("another builder is at work")
+
+// buildOnce builds the seed unless it exists or another builder (of any
+// process) is at work (errSeedBusy). It holds the seed's lock throughout,
+// so the leftovers of the seed's earlier builders (killed mid-way) are
+// removed first. A failure is recorded: failedLately reports it.
+func (s homeSeed) buildOnce(ctx context.Context, scratch func(ctx context.Context, home string) error) error {
+	if err := os.MkdirAll(s.cache, 0o700); err != nil {
+		return err
+	}
+	unlock, err := lockFile(filepath.Join(s.cache, ".lock-"+s.name))
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if s.exists() {
+		return nil
+	}
+	if left, _ := filepath.Glob(filepath.Join(s.cache, ".build-"+s.name+"-*")); len(left) > 0 {
+		for _, p := range left {
+			_ = os.RemoveAll(p)
+		}
+	}
+	failed := filepath.Join(s.cache, s.name+".failed")
+	if err := s.build(ctx, scratch); err != nil {
+		if ctx.Err() == nil { // a cancelled build (the host stopping) is no failure
+			_ = os.WriteFile(failed, nil, 0o600)
+			_ = os.Chtimes(failed, time.Now(), time.Now())
+		}
+		return err
+	}
+	_ = os.Remove(failed)
+	return nil
+}
+
 // build makes the seed: scratch runs the agent once with HOME at the home
 // it is given and returns once the agent has stopped; the seed's files it
 // left (any of them may be missing: then the seed lacks it) are copied
@@ -182,7 +274,7 @@ func (s homeSeed) build(ctx context.Context, scratch func(ctx context.Context, h
 	if err := os.MkdirAll(s.cache, 0o700); err != nil {
 		return err
 	}
-	tmp, err := os.MkdirTemp(s.cache, ".build-")
+	tmp, err := os.MkdirTemp(s.cache, ".build-"+s.name+"-")
 	if err != nil {
 		return err
 	}
@@ -222,7 +314,8 @@ func (s homeSeed) build(ctx context.Context, scratch func(ctx context.Context, h
 
 // removeOthers removes the profile's seeds of other keys (renamed aside
 // first, so that a runtime copying from one finds it whole or not at all)
-// and builders' leftovers older than seedStale.
+// with their start, failure and lock files, and builders' leftovers older
+// than seedStale.
 func (s homeSeed) removeOthers() {
 	prefix := s.name[:strings.LastIndexByte(s.name, '-')+1]
 	keyLen := len(s.name) - len(prefix)
@@ -232,13 +325,18 @@ func (s homeSeed) removeOthers() {
 	}
 	for _, e := range ents {
 		n := e.Name()
+		other := strings.TrimPrefix(n, ".lock-")
+		other = strings.TrimSuffix(strings.TrimSuffix(other, ".started"), ".failed")
 		switch {
-		case n == s.name || !e.IsDir():
+		case other == s.name:
 		case strings.HasPrefix(n, ".build-") || strings.HasPrefix(n, ".old-"):
-			if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > seedStale {
+			if fi, err := e.Info(); err == nil && e.IsDir() && time.Since(fi.ModTime()) > seedStale {
 				_ = os.RemoveAll(filepath.Join(s.cache, n))
 			}
-		case strings.HasPrefix(n, prefix) && len(n)-len(prefix) == keyLen && !strings.Contains(n[len(prefix):], "-"):
+		case !strings.HasPrefix(other, prefix) || len(other)-len(prefix) != keyLen || strings.Contains(other[len(prefix):], "-"):
+		case !e.IsDir():
+			_ = os.Remove(filepath.Join(s.cache, n))
+		default:
 			old, err := os.MkdirTemp(s.cache, ".old-")
 			if err != nil {
 				return

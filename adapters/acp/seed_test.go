@@ -3,12 +3,15 @@ package acp
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -207,9 +210,15 @@ func TestSeedConcurrentBuilds(t *testing.T) {
 
 func TestSeedRemovesOthers(t *testing.T) {
 	s := testSeed(t)
-	keep := []string{"agent-x-0123456789abcdef0123", "other-0123456789abcdef0123", ".build-fresh"}
-	gone := []string{"agent-ffffffffffffffffffff", ".build-stale", ".old-stale"}
+	keep := []string{"agent-x-0123456789abcdef0123", "other-0123456789abcdef0123", ".build-fresh",
+		s.name + ".started", "other-0123456789abcdef0123.started", ".lock-other-0123456789abcdef0123"}
+	gone := []string{"agent-ffffffffffffffffffff", ".build-stale", ".old-stale",
+		"agent-ffffffffffffffffffff.started", "agent-ffffffffffffffffffff.failed", ".lock-agent-ffffffffffffffffffff"}
 	for _, n := range append(slices.Clone(keep), gone...) {
+		if strings.Contains(n, ".started") || strings.Contains(n, ".failed") || strings.HasPrefix(n, ".lock-") {
+			writeFile(t, filepath.Join(s.cache, n), "")
+			continue
+		}
 		writeFile(t, filepath.Join(s.cache, n, "f"), "x")
 	}
 	old := time.Now().Add(-2 * seedStale)
@@ -244,17 +253,236 @@ func TestNewHomeSeed(t *testing.T) {
 	}
 	for _, f := range prof.Seed {
 		base := filepath.Base(f)
-		if strings.HasPrefix(base, "logs_") || base == "installation_id" || strings.HasSuffix(base, "-shm") || strings.Contains(f, "skills") {
+		if base == "installation_id" || strings.HasSuffix(base, "-shm") || strings.Contains(f, "skills") {
 			t.Errorf("codex-acp's seed lists %s", f)
 		}
 	}
 	if _, ok, _ := newHomeSeed(bin, Profile{Name: "x"}); ok {
 		t.Error("a profile without Seed has a seed")
 	}
-	t.Setenv(envSeeds, "")
+	t.Setenv(envSeeds, seedsOff)
 	if _, ok, err := newHomeSeed(bin, prof); ok || err != nil {
 		t.Errorf("seeding off: ok %v, err %v; want no seed and no error", ok, err)
 	}
+}
+
+func TestSeedsDir(t *testing.T) {
+	cache := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"unset: the user's cache", map[string]string{"XDG_CACHE_HOME": cache, "HOME": "/h"}, filepath.Join(cache, "fabric", "acp-seeds")},
+		{"unset: HOME's .cache", map[string]string{"HOME": "/h"}, "/h/.cache/fabric/acp-seeds"},
+		{"named", map[string]string{envSeeds: "/seeds", "XDG_CACHE_HOME": cache}, "/seeds"},
+		{"off", map[string]string{envSeeds: "off", "XDG_CACHE_HOME": cache}, ""},
+		{"no cache directory", map[string]string{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"XDG_CACHE_HOME", "HOME"} {
+				t.Setenv(k, tc.env[k]) // os.UserCacheDir reads the process's environment
+			}
+			if got := seedsDir(func(k string) string { return tc.env[k] }); got != tc.want {
+				t.Errorf("seedsDir = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSeedNoteStart(t *testing.T) {
+	s := testSeed(t)
+	for i, want := range []bool{false, true, true} {
+		again, err := s.noteStart()
+		if err != nil || again != want {
+			t.Fatalf("start %d: noteStart = %v, %v; want %v", i+1, again, err, want)
+		}
+	}
+	if st, err := os.Stat(s.cache); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("the seeds' directory: %v, %v; want 0700", st, err)
+	}
+}
+
+func TestSeedBuildOnce(t *testing.T) {
+	never := func(context.Context, string) error { return errors.New("scratch started") }
+	files := map[string]string{".a/db": "DB"}
+
+	t.Run("another builder holds the lock", func(t *testing.T) {
+		s := testSeed(t)
+		if err := os.MkdirAll(s.cache, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		unlock, err := lockFile(filepath.Join(s.cache, ".lock-"+s.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unlock()
+		if err := s.buildOnce(context.Background(), never); !errors.Is(err, errSeedBusy) {
+			t.Errorf("buildOnce: %v, want errSeedBusy", err)
+		}
+		if s.exists() || s.failedLately() {
+			t.Error("a busy seed was built or marked failed")
+		}
+	})
+	t.Run("built once", func(t *testing.T) {
+		s := testSeed(t)
+		if err := s.buildOnce(context.Background(), scratchWriting(t, files)); err != nil || !s.exists() {
+			t.Fatalf("buildOnce: %v, exists %v", err, s.exists())
+		}
+		if err := s.buildOnce(context.Background(), never); err != nil {
+			t.Errorf("a second buildOnce started a scratch: %v", err)
+		}
+	})
+	t.Run("a dead builder's leftovers", func(t *testing.T) {
+		s := testSeed(t)
+		mine := filepath.Join(s.cache, ".build-"+s.name+"-123")
+		theirs := filepath.Join(s.cache, ".build-other-0123456789abcdef0123-456")
+		writeFile(t, filepath.Join(mine, "home", ".a", "db"), "HALF")
+		writeFile(t, filepath.Join(theirs, "home", "x"), "LIVE")
+		if err := s.buildOnce(context.Background(), scratchWriting(t, files)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(mine); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the seed's leftover is still there (%v)", err)
+		}
+		if _, err := os.Stat(theirs); err != nil {
+			t.Errorf("another seed's fresh build was removed: %v", err)
+		}
+	})
+	t.Run("a failure waits seedRetryAfter", func(t *testing.T) {
+		s := testSeed(t)
+		if err := s.buildOnce(context.Background(), never); err == nil {
+			t.Fatal("buildOnce succeeded")
+		}
+		if !s.failedLately() {
+			t.Fatal("a failed build is not recorded")
+		}
+		old := time.Now().Add(-seedRetryAfter - time.Minute)
+		if err := os.Chtimes(filepath.Join(s.cache, s.name+".failed"), old, old); err != nil {
+			t.Fatal(err)
+		}
+		if s.failedLately() {
+			t.Error("a failure older than seedRetryAfter still counts")
+		}
+		if err := s.buildOnce(context.Background(), scratchWriting(t, files)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(s.cache, s.name+".failed")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a built seed keeps its failure record (%v)", err)
+		}
+	})
+	t.Run("a cancelled build is no failure", func(t *testing.T) {
+		s := testSeed(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		err := s.buildOnce(ctx, func(ctx context.Context, home string) error {
+			writeFile(t, filepath.Join(home, ".a", "db"), "HALF")
+			cancel()
+			return ctx.Err()
+		})
+		if err == nil || s.exists() || s.failedLately() {
+			t.Errorf("cancelled: err %v, exists %v, failed %v; want an error, no seed, no failure", err, s.exists(), s.failedLately())
+		}
+		if left, _ := filepath.Glob(filepath.Join(s.cache, ".build-*")); len(left) != 0 {
+			t.Errorf("a cancelled build left %v", left)
+		}
+	})
+}
+
+// TestSeedHome: the first start of a binary on the machine records it and
+// builds nothing; the next one asks for a build; a built seed is copied
+// and nothing more is built; a recent failure asks for none.
+func TestSeedHome(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "agent")
+	writeFile(t, bin, "#!/bin/sh\n")
+	t.Setenv(envSeeds, filepath.Join(t.TempDir(), "seeds"))
+	s := &session{prof: Profile{Name: "agent", Seed: []string{".a/db"}}}
+	log := slog.New(slog.DiscardHandler)
+	home := func() string {
+		s.dirs.Home = t.TempDir()
+		return s.dirs.Home
+	}
+	home()
+	if _, build := s.seedHome(log, bin); build {
+		t.Fatal("the first start asks for a build")
+	}
+	home()
+	seed, build := s.seedHome(log, bin)
+	if !build {
+		t.Fatal("the second start asks for no build")
+	}
+	if err := seed.buildOnce(context.Background(), scratchWriting(t, map[string]string{".a/db": "DB"})); err != nil {
+		t.Fatal(err)
+	}
+	h := home()
+	if _, build := s.seedHome(log, bin); build {
+		t.Error("a seeded start asks for a build")
+	}
+	if b, err := os.ReadFile(filepath.Join(h, ".a", "db")); err != nil || string(b) != "DB" {
+		t.Errorf("the seeded home's file: %q, %v", b, err)
+	}
+
+	if err := os.RemoveAll(seed.dir()); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(seed.cache, seed.name+".failed"), "")
+	home()
+	if _, build := s.seedHome(log, bin); build {
+		t.Error("a start right after a failed build asks for another")
+	}
+	t.Setenv(envSeeds, seedsOff)
+	h = home()
+	if _, build := s.seedHome(log, bin); build {
+		t.Error("seeding off asks for a build")
+	}
+	if ents, _ := os.ReadDir(h); len(ents) != 0 {
+		t.Errorf("seeding off filled the home: %v", ents)
+	}
+}
+
+// TestSeedBuildStop: Stop lets a background build finish, or cancels it
+// after seedStopWait and waits for it to end; either way no build is left
+// running and no half-made seed stays.
+func TestSeedBuildStop(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	t.Run("finishes", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			seed := testSeed(t)
+			s := &session{}
+			release := make(chan struct{})
+			s.buildInBackground(log, seed, func(ctx context.Context, home string) error {
+				<-release
+				writeFile(t, filepath.Join(home, ".a", "db"), "DB")
+				return nil
+			})
+			go func() { time.Sleep(seedStopWait / 2); close(release) }()
+			s.stopSeedBuild(context.Background())
+			if !seed.exists() {
+				t.Error("Stop did not let the build finish")
+			}
+		})
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			seed := testSeed(t)
+			s := &session{}
+			s.buildInBackground(log, seed, func(ctx context.Context, home string) error {
+				writeFile(t, filepath.Join(home, ".a", "db"), "HALF")
+				<-ctx.Done()
+				return ctx.Err()
+			})
+			t0 := time.Now()
+			s.stopSeedBuild(context.Background())
+			if waited := time.Since(t0); waited != seedStopWait {
+				t.Errorf("Stop waited %s, want %s", waited, seedStopWait)
+			}
+			if seed.exists() || seed.failedLately() {
+				t.Error("a cancelled build left a seed or a failure")
+			}
+			if left, _ := filepath.Glob(filepath.Join(seed.cache, ".build-*")); len(left) != 0 {
+				t.Errorf("a cancelled build left %v", left)
+			}
+		})
+	})
 }
 
 func TestProfileSeedPaths(t *testing.T) {

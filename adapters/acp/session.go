@@ -168,7 +168,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
-	s.seedHome(ctx, in.Log(), bin, vars)
+	build, buildSeed := s.seedHome(in.Log(), bin)
 	args, extra, err := prepareHome(prof, set, vars)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, err)
@@ -178,6 +178,9 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	}
 	if err := s.handshake(ctx, in.Config.MCP); err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, s.explain(err))
+	}
+	if buildSeed {
+		s.buildInBackground(in.Log(), build, func(ctx context.Context, home string) error { return s.scratchStart(ctx, bin, vars, home) })
 	}
 	ok = true
 	return s, nil
@@ -212,32 +215,75 @@ func prepareHome(prof Profile, set Settings, vars map[string]string) ([]string, 
 }
 
 // seedHome fills the runtime's private home from the profile's seed
-// (seed.go), building the seed first when there is none: the first
-// runtime of an agent binary pays one scratch start of the agent, later
-// ones copy a few files instead of the agent's first-run work. It never
-// fails a start: a seed it cannot build or use is logged and the agent
-// starts unseeded.
-func (s *session) seedHome(ctx context.Context, log *slog.Logger, bin string, vars map[string]string) {
+// (seed.go) when there is one. It never builds one and never waits: with
+// no seed the agent starts unseeded, and build is true when the seed is
+// worth building once this runtime is ready (its binary has been started
+// on this machine before, and no build failed lately). It never fails a
+// start: a seed it cannot use is logged.
+func (s *session) seedHome(log *slog.Logger, bin string) (seed homeSeed, build bool) {
 	seed, ok, err := newHomeSeed(bin, s.prof)
 	if err != nil {
 		log.Warn("acp: no home seed", "profile", s.prof.Name, "err", err)
 	}
 	if !ok {
-		return
+		return seed, false
 	}
 	if !seed.exists() {
-		bctx, cancel := context.WithTimeout(ctx, seedBuildTimeout)
-		err := seed.build(bctx, func(ctx context.Context, home string) error { return s.scratchStart(ctx, bin, vars, home) })
-		cancel()
+		again, err := seed.noteStart()
 		if err != nil {
-			log.Warn("acp: home seed not built; starting unseeded", "seed", seed.name, "err", err)
-			return
+			log.Warn("acp: home seeds off", "dir", seed.cache, "err", err)
+			return seed, false
 		}
-		log.Info("acp: home seed built", "seed", seed.dir())
+		return seed, again && !seed.failedLately()
 	}
 	if _, err := seed.copyInto(s.dirs.Home); err != nil {
 		log.Warn("acp: home seed not used; starting unseeded", "seed", seed.name, "err", err)
 	}
+	return seed, false
+}
+
+// seedStopWait is how long Stop lets a running seed build finish before
+// it cancels it (a build takes one start of the agent).
+const seedStopWait = 2 * time.Second
+
+// buildInBackground builds seed (seedHome) while the runtime runs, by
+// scratch (scratchStart: one start of the agent, at a lower CPU priority),
+// bounded by seedBuildTimeout. Stop waits for it (seedStopWait at most,
+// then cancels it); the scratch agent dies with the host (Pdeathsig).
+func (s *session) buildInBackground(log *slog.Logger, seed homeSeed, scratch func(ctx context.Context, home string) error) {
+	ctx, cancel := context.WithTimeout(context.Background(), seedBuildTimeout)
+	done := make(chan struct{})
+	s.seedCancel, s.seedDone = cancel, done
+	go func() {
+		defer close(done)
+		defer cancel()
+		err := seed.buildOnce(ctx, scratch)
+		switch {
+		case errors.Is(err, errSeedBusy):
+		case err != nil:
+			log.Warn("acp: home seed not built", "seed", seed.name, "err", err)
+		default:
+			log.Info("acp: home seed ready", "seed", seed.dir())
+		}
+	}()
+}
+
+// stopSeedBuild waits for a background seed build, cancelling it after
+// seedStopWait or when ctx ends.
+func (s *session) stopSeedBuild(ctx context.Context) {
+	if s.seedDone == nil {
+		return
+	}
+	t := time.NewTimer(seedStopWait)
+	defer t.Stop()
+	select {
+	case <-s.seedDone:
+		return
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	s.seedCancel()
+	<-s.seedDone
 }
 
 // scratchStart starts the agent as this runtime would (command,
@@ -260,6 +306,7 @@ func (s *session) scratchStart(ctx context.Context, bin string, vars map[string]
 	if err := sc.launch(ctx, bin, args, extra, s.prof.DropEnv); err != nil {
 		return err
 	}
+	_ = setNice(sc.proc.Pid(), scratchNice)
 	_, err = sc.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	// Killed, not asked to stop: the seed is copied from what it left.
 	_ = sc.proc.Kill()
@@ -318,6 +365,10 @@ type session struct {
 
 	mu      sync.Mutex
 	current *turn
+
+	// a background seed build (buildInBackground); nil when none
+	seedCancel context.CancelFunc
+	seedDone   <-chan struct{}
 
 	busy     atomic.Bool
 	stopOnce sync.Once
@@ -577,6 +628,7 @@ func (s *session) Stop(ctx context.Context) error {
 			st.OutputDone, st.ClosedWait = s.conn.Done(), 500*time.Millisecond
 		}
 		s.stopErr = st.Run(ctx)
+		s.stopSeedBuild(ctx)
 		if s.dirs.Root != "" {
 			_ = os.RemoveAll(s.dirs.Root)
 		}
