@@ -162,9 +162,10 @@ func bundledProfile(name string) (Profile, bool) {
 			// in every new CODEX_HOME; they hold only their schema until a
 			// session writes to them. The logs database stays empty:
 			// codex-acp writes no log rows (none after three turns). With
-			// their write-ahead logs (a scratch start is killed, not
-			// checkpointed), without the shared-memory index, which SQLite
-			// rebuilds. Not installation_id, the bundled skills (codex
+			// their write-ahead logs, which the seed's build folds into the
+			// databases (a scratch start is killed, not checkpointed);
+			// never the shared-memory index, which SQLite rebuilds. Not
+			// installation_id, the bundled skills (codex
 			// rewrites them only when their marker differs, but a runtime
 			// may write there: a copy is all a runtime could be given, and
 			// costs what unpacking them does) or shell snapshots.

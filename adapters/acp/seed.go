@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -264,8 +265,10 @@ func (s homeSeed) buildOnce(ctx context.Context, scratch func(ctx context.Contex
 }
 
 // build makes the seed: scratch runs the agent once with HOME at the home
-// it is given and returns once the agent has stopped; the seed's files it
-// left (any of them may be missing: then the seed lacks it) are copied
+// it is given and returns once the agent has stopped; each listed SQLite
+// database whose WAL is listed too has its WAL folded in (foldWAL: the
+// seed then lacks the WAL); the seed's files the agent left (any of them
+// may be missing: then the seed lacks it) are copied
 // into a temporary directory, made read-only and renamed into place. A
 // concurrent builder that renamed first wins; the loser's copy is
 // discarded. Writing a seed removes the profile's seeds of other keys and
@@ -285,6 +288,11 @@ func (s homeSeed) build(ctx context.Context, scratch func(ctx context.Context, h
 	}
 	if err := scratch(ctx, home); err != nil {
 		return fmt.Errorf("scratch start: %w", err)
+	}
+	for _, rel := range s.files { // a database and its WAL: folded into one file
+		if slices.Contains(s.files, rel+"-wal") {
+			_ = foldWAL(filepath.Join(home, filepath.FromSlash(rel)), filepath.Join(home, filepath.FromSlash(rel+"-wal"))) // else both are copied
+		}
 	}
 	out := filepath.Join(tmp, "seed")
 	if err := os.Mkdir(out, 0o700); err != nil {

@@ -24,7 +24,8 @@ import (
 // TestLiveHomeSeed: by default (the seeds' directory is a temporary one
 // here) codex-acp's first runtime on the machine only records the start;
 // the second builds the home seed in the background once it is ready
-// (its migrated databases: no log row, identity or skills), and the third
+// (its migrated databases, their WALs folded in: no log row, identity or
+// skills), and the third
 // starts from its own copies of it (0600 files the adapter wrote, no inode
 // shared with the seed or another runtime). Every runtime answers turns.
 func TestLiveHomeSeed(t *testing.T) {
@@ -75,7 +76,7 @@ func TestLiveHomeSeed(t *testing.T) {
 		}
 	}
 	for _, n := range names {
-		if n == "installation_id" || n == "skills" || strings.HasSuffix(n, "-shm") || !strings.Contains(n, ".sqlite") {
+		if n == "installation_id" || n == "skills" || strings.HasSuffix(n, "-shm") || strings.HasSuffix(n, "-wal") || !strings.HasSuffix(n, ".sqlite") {
 			t.Errorf("the seed holds %s", n)
 		}
 	}
@@ -112,6 +113,9 @@ func checkSeedEmpty(t *testing.T, dir string) {
 		db, err := sql.Open("sqlite", p)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if check := queryStrings(t, db, "PRAGMA integrity_check"); !slices.Equal(check, []string{"ok"}) {
+			t.Errorf("%s: integrity check: %v", filepath.Base(p), check)
 		}
 		tables := queryStrings(t, db, "SELECT name FROM sqlite_master WHERE type = 'table'")
 		if len(tables) < 2 {
