@@ -47,12 +47,14 @@ type Profile struct {
 	// DropEnv names variables removed from the environment the agent
 	// inherits (e.g. credentials the profile passes only when configured).
 	DropEnv []string `json:"drop_env,omitempty"`
-	// Seed names files of the private HOME (slash-separated paths
-	// relative to it) that the agent's first run makes in an empty HOME
-	// and later runs only open, whatever the runtime (e.g. migrated
-	// databases): each runtime starts from its own copies of them, taken
-	// from a seed a scratch start of the agent left (seed.go). Never an
-	// identity, a log, or anything a turn writes. Bundled profiles only.
+	// Seed names files and directories of the private HOME
+	// (slash-separated paths relative to it) that the agent's first run
+	// makes in an empty HOME and later runs only read, whatever the
+	// runtime (e.g. migrated databases, unpacked assets): each runtime
+	// starts from its own copies of them, taken from a seed a scratch
+	// start of the agent left (seed.go); a directory only with a spare
+	// copy. Never an identity, a log row, or anything a turn writes.
+	// Bundled profiles only.
 	Seed []string `json:"-"`
 }
 
@@ -164,16 +166,17 @@ func bundledProfile(name string) (Profile, bool) {
 			// codex-acp writes no log rows (none after three turns). With
 			// their write-ahead logs, which the seed's build folds into the
 			// databases (a scratch start is killed, not checkpointed);
-			// never the shared-memory index, which SQLite rebuilds. Not
-			// installation_id, the bundled skills (codex
-			// rewrites them only when their marker differs, but a runtime
-			// may write there: a copy is all a runtime could be given, and
-			// costs what unpacking them does) or shell snapshots.
+			// never the shared-memory index, which SQLite rebuilds. The
+			// bundled skills codex unpacks (about 45 files, rewritten only
+			// when their marker differs from the binary's) come only with a
+			// spare copy moved in whole: copying them costs what unpacking
+			// does. Not installation_id or shell snapshots.
 			Seed: []string{
 				".codex/state_5.sqlite", ".codex/state_5.sqlite-wal",
 				".codex/goals_1.sqlite", ".codex/goals_1.sqlite-wal",
 				".codex/memories_1.sqlite", ".codex/memories_1.sqlite-wal",
 				".codex/logs_2.sqlite", ".codex/logs_2.sqlite-wal",
+				".codex/skills/.system",
 			},
 		}, true
 	case ProfileClaude:

@@ -138,7 +138,7 @@ func (s homeSeed) exists() bool {
 }
 
 // copyInto copies the seed's files into home (a file the seed lacks is
-// skipped: the agent makes it). On failure it removes what it copied and
+// skipped: the agent makes it; so is a directory). On failure it removes what it copied and
 // returns the error: the runtime then starts unseeded.
 func (s homeSeed) copyInto(home string) (n int, err error) {
 	var made []string
@@ -151,8 +151,11 @@ func (s homeSeed) copyInto(home string) (n int, err error) {
 		}
 	}()
 	for _, rel := range s.files {
-		dst := filepath.Join(home, filepath.FromSlash(rel))
-		ok, err := copyRegular(filepath.Join(s.dir(), filepath.FromSlash(rel)), dst)
+		src, dst := filepath.Join(s.dir(), filepath.FromSlash(rel)), filepath.Join(home, filepath.FromSlash(rel))
+		if st, err := os.Lstat(src); err == nil && st.IsDir() {
+			continue // only a spare brings a directory: copying one costs what the agent's making it does
+		}
+		ok, err := copyRegular(src, dst)
 		if err != nil {
 			return 0, fmt.Errorf("home seed %s: %w", s.name, err)
 		}
@@ -202,6 +205,101 @@ func copyRegular(src, dst string) (ok bool, err error) {
 		return false, err
 	}
 	return true, nil
+}
+
+// copyTree copies src, a regular file or a directory of directories and
+// regular files (never a symlink), to dst, which must not exist (made
+// 0600 and 0700). ok is false when src does not exist.
+func copyTree(ctx context.Context, src, dst string) (ok bool, err error) {
+	st, err := os.Lstat(src)
+	if err != nil || !st.IsDir() {
+		return copyRegular(src, dst)
+	}
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return false, err
+	}
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		return false, err
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range ents {
+		if _, err := copyTree(ctx, filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// spares is the directory of the seed's spare homes: private, writable
+// copies of the seed made ahead of a start (prepareSpare), each taken
+// whole by one runtime (takeSpare), so that a start moves its seeded files
+// into place with two renames instead of copying them.
+func (s homeSeed) spares() string { return filepath.Join(s.cache, "spares-"+s.name) }
+
+// prepareSpare makes a spare copy of the seed unless one is waiting
+// (concurrent preparers may make a few; each is used once).
+func (s homeSeed) prepareSpare(ctx context.Context) error {
+	if ents, _ := os.ReadDir(s.spares()); len(ents) > 0 || !s.exists() {
+		return nil
+	}
+	tmp, err := os.MkdirTemp(s.cache, ".prep-"+s.name+"-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	for _, rel := range s.files {
+		if _, err := copyTree(ctx, filepath.Join(s.dir(), filepath.FromSlash(rel)), filepath.Join(tmp, filepath.FromSlash(rel))); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(s.spares(), 0o700); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(s.spares(), filepath.Base(tmp)))
+}
+
+// takeSpare moves a spare copy of the seed into home: the spare is
+// claimed by renaming it into home (one taker wins), then its top-level
+// entries are renamed into place. It reports false when there is none or
+// it cannot be moved (home already has an entry, another filesystem);
+// what it moved is then removed again.
+func (s homeSeed) takeSpare(home string) bool {
+	ents, err := os.ReadDir(s.spares())
+	if err != nil {
+		return false
+	}
+	claim := filepath.Join(home, ".fabric-seed")
+	for _, e := range ents {
+		if os.Rename(filepath.Join(s.spares(), e.Name()), claim) == nil {
+			break
+		}
+	}
+	if _, err := os.Lstat(claim); err != nil {
+		return false
+	}
+	defer os.RemoveAll(claim)
+	top, err := os.ReadDir(claim)
+	if err != nil {
+		return false
+	}
+	var moved []string
+	for _, e := range top {
+		dst := filepath.Join(home, e.Name())
+		if _, err := os.Lstat(dst); err == nil || os.Rename(filepath.Join(claim, e.Name()), dst) != nil {
+			for _, p := range moved {
+				_ = os.RemoveAll(p)
+			}
+			return false
+		}
+		moved = append(moved, dst)
+	}
+	return true
 }
 
 // noteStart records a start of the seed's binary on this machine and
@@ -299,16 +397,18 @@ func (s homeSeed) build(ctx context.Context, scratch func(ctx context.Context, h
 		return err
 	}
 	for _, rel := range s.files {
-		dst := filepath.Join(out, filepath.FromSlash(rel))
-		ok, err := copyRegular(filepath.Join(home, filepath.FromSlash(rel)), dst)
-		if err != nil {
+		if _, err := copyTree(ctx, filepath.Join(home, filepath.FromSlash(rel)), filepath.Join(out, filepath.FromSlash(rel))); err != nil {
 			return err
 		}
-		if ok {
-			if err := os.Chmod(dst, 0o400); err != nil {
-				return err
-			}
+	}
+	err = filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			err = os.Chmod(p, 0o400)
 		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	if err := os.Rename(out, s.dir()); err != nil {
 		if s.exists() {
@@ -322,8 +422,8 @@ func (s homeSeed) build(ctx context.Context, scratch func(ctx context.Context, h
 
 // removeOthers removes the profile's seeds of other keys (renamed aside
 // first, so that a runtime copying from one finds it whole or not at all)
-// with their start, failure and lock files, and builders' leftovers older
-// than seedStale.
+// with their spares, start, failure and lock files, and builders' and
+// preparers' leftovers older than seedStale.
 func (s homeSeed) removeOthers() {
 	prefix := s.name[:strings.LastIndexByte(s.name, '-')+1]
 	keyLen := len(s.name) - len(prefix)
@@ -333,11 +433,11 @@ func (s homeSeed) removeOthers() {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		other := strings.TrimPrefix(n, ".lock-")
+		other := strings.TrimPrefix(strings.TrimPrefix(n, ".lock-"), "spares-")
 		other = strings.TrimSuffix(strings.TrimSuffix(other, ".started"), ".failed")
 		switch {
 		case other == s.name:
-		case strings.HasPrefix(n, ".build-") || strings.HasPrefix(n, ".old-"):
+		case strings.HasPrefix(n, ".build-") || strings.HasPrefix(n, ".old-") || strings.HasPrefix(n, ".prep-"):
 			if fi, err := e.Info(); err == nil && e.IsDir() && time.Since(fi.ModTime()) > seedStale {
 				_ = os.RemoveAll(filepath.Join(s.cache, n))
 			}

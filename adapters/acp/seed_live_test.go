@@ -5,6 +5,7 @@ package acp_test
 import (
 	"context"
 	"database/sql"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,17 +25,17 @@ import (
 // TestLiveHomeSeed: by default (the seeds' directory is a temporary one
 // here) codex-acp's first runtime on the machine only records the start;
 // the second builds the home seed in the background once it is ready
-// (its migrated databases, their WALs folded in: no log row, identity or
-// skills), and the third
-// starts from its own copies of it (0600 files the adapter wrote, no inode
-// shared with the seed or another runtime). Every runtime answers turns.
+// (its migrated databases, their WALs folded in, and its unpacked skills:
+// no log row, no identity) and a spare copy of it; the third moves the
+// spare in whole (0600 copies, not the seed's inodes) and leaves another,
+// which the fourth takes. Every runtime answers turns.
 func TestLiveHomeSeed(t *testing.T) {
 	livetest.Short(t, "the real codex-acp from harnesses/acp")
 	cache := t.TempDir()
 	t.Setenv("FABRIC_ACP_SEEDS", cache)
 	l := newLive(t, cases[0], &modelstub.Script{Default: &modelstub.Reply{Text: "SEEDED_OK"}})
 
-	for i := range 3 {
+	for i := range 4 {
 		t0 := time.Now()
 		rt := l.start(map[string]any{"permission_policy": "allow"})
 		t.Logf("start %d: %s", i, time.Since(t0).Round(time.Millisecond))
@@ -48,10 +49,16 @@ func TestLiveHomeSeed(t *testing.T) {
 			t.Fatal(err)
 		}
 		seeded := st.Mode().Perm() == 0o600 // codex-acp makes its databases 0644
-		if seeded != (i == 2) {
-			t.Errorf("runtime %d: %s is %v; want a seed's copy (0600) only at the third start", i, found, st.Mode().Perm())
+		if seeded != (i >= 2) {
+			t.Errorf("runtime %d: %s is %v; want a seed's copy (0600) from the third start on", i, found, st.Mode().Perm())
 		}
-		if i == 2 {
+		// A spare brings the skills (0600 copies); unseeded, codex
+		// unpacks them (0644).
+		skill, err := os.Stat(filepath.Join(filepath.Dir(found), "skills", ".system", ".codex-system-skills.marker"))
+		if err != nil || (skill.Mode().Perm() == 0o600) != (i >= 2) {
+			t.Errorf("runtime %d: the skills' marker: %v %v; want a spare's copy from the third start on", i, skill, err)
+		}
+		if i >= 2 {
 			if seed, err := os.Stat(filepath.Join(seedDirs(t, cache)[0], ".codex", "state_5.sqlite")); err != nil || os.SameFile(seed, st) {
 				t.Errorf("runtime %d's state_5.sqlite is the seed's file (%v), not a copy", i, err)
 			}
@@ -70,15 +77,18 @@ func TestLiveHomeSeed(t *testing.T) {
 		names = append(names, e.Name())
 	}
 	t.Logf("seed %s: %v", filepath.Base(seed), names)
-	for _, want := range []string{"state_5.sqlite", "goals_1.sqlite", "memories_1.sqlite", "logs_2.sqlite"} {
+	for _, want := range []string{"state_5.sqlite", "goals_1.sqlite", "memories_1.sqlite", "logs_2.sqlite", "skills"} {
 		if !slices.Contains(names, want) {
 			t.Errorf("the seed lacks %s", want)
 		}
 	}
 	for _, n := range names {
-		if n == "installation_id" || n == "skills" || strings.HasSuffix(n, "-shm") || strings.HasSuffix(n, "-wal") || !strings.HasSuffix(n, ".sqlite") {
+		if n != "skills" && (strings.HasSuffix(n, "-shm") || strings.HasSuffix(n, "-wal") || !strings.HasSuffix(n, ".sqlite")) {
 			t.Errorf("the seed holds %s", n)
 		}
+	}
+	if skills, _ := os.ReadDir(filepath.Join(seed, ".codex", "skills")); len(skills) != 1 || skills[0].Name() != ".system" {
+		t.Errorf("the seed's skills: %v, want .system only", skills)
 	}
 	checkSeedEmpty(t, filepath.Join(seed, ".codex"))
 }
@@ -92,18 +102,24 @@ func checkSeedEmpty(t *testing.T, dir string) {
 	t.Helper()
 	uuid := regexp.MustCompile(`[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}`)
 	work := t.TempDir() // SQLite writes beside a database it opens; the seed is read-only
-	ents, _ := os.ReadDir(dir)
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		if m := uuid.Find(b); m != nil {
-			t.Errorf("%s holds %q", e.Name(), m)
+			t.Errorf("%s holds %q", p, m)
 		}
-		if err := os.WriteFile(filepath.Join(work, e.Name()), b, 0o600); err != nil {
-			t.Fatal(err)
+		if filepath.Dir(p) != dir {
+			return nil
 		}
+		return os.WriteFile(filepath.Join(work, d.Name()), b, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	// Bookkeeping rows each database may hold: its migrations, and
 	// codex's backfill state (one row: no run has anything to backfill).

@@ -212,7 +212,8 @@ func TestSeedRemovesOthers(t *testing.T) {
 	s := testSeed(t)
 	keep := []string{"agent-x-0123456789abcdef0123", "other-0123456789abcdef0123", ".build-fresh",
 		s.name + ".started", "other-0123456789abcdef0123.started", ".lock-other-0123456789abcdef0123"}
-	gone := []string{"agent-ffffffffffffffffffff", ".build-stale", ".old-stale",
+	keep = append(keep, "spares-"+s.name)
+	gone := []string{"agent-ffffffffffffffffffff", ".build-stale", ".old-stale", ".prep-stale", "spares-agent-ffffffffffffffffffff",
 		"agent-ffffffffffffffffffff.started", "agent-ffffffffffffffffffff.failed", ".lock-agent-ffffffffffffffffffff"}
 	for _, n := range append(slices.Clone(keep), gone...) {
 		if strings.Contains(n, ".started") || strings.Contains(n, ".failed") || strings.HasPrefix(n, ".lock-") {
@@ -222,7 +223,7 @@ func TestSeedRemovesOthers(t *testing.T) {
 		writeFile(t, filepath.Join(s.cache, n, "f"), "x")
 	}
 	old := time.Now().Add(-2 * seedStale)
-	for _, n := range []string{".build-stale", ".old-stale"} {
+	for _, n := range []string{".build-stale", ".old-stale", ".prep-stale"} {
 		if err := os.Chtimes(filepath.Join(s.cache, n), old, old); err != nil {
 			t.Fatal(err)
 		}
@@ -253,7 +254,7 @@ func TestNewHomeSeed(t *testing.T) {
 	}
 	for _, f := range prof.Seed {
 		base := filepath.Base(f)
-		if base == "installation_id" || strings.HasSuffix(base, "-shm") || strings.Contains(f, "skills") {
+		if base == "installation_id" || strings.HasSuffix(base, "-shm") || strings.Contains(f, "shell_snapshots") {
 			t.Errorf("codex-acp's seed lists %s", f)
 		}
 	}
@@ -389,53 +390,115 @@ func TestSeedBuildOnce(t *testing.T) {
 }
 
 // TestSeedHome: the first start of a binary on the machine records it and
-// builds nothing; the next one asks for a build; a built seed is copied
-// and nothing more is built; a recent failure asks for none.
+// builds nothing; the next one asks for a build; a built seed's files are
+// copied (its directories are not) and a spare is asked for; a spare is
+// moved in whole; a recent failure asks for no build; off is off.
 func TestSeedHome(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "agent")
 	writeFile(t, bin, "#!/bin/sh\n")
 	t.Setenv(envSeeds, filepath.Join(t.TempDir(), "seeds"))
-	s := &session{prof: Profile{Name: "agent", Seed: []string{".a/db"}}}
+	s := &session{prof: Profile{Name: "agent", Seed: []string{".a/db", ".a/skills"}}}
 	log := slog.New(slog.DiscardHandler)
-	home := func() string {
+	start := func(want seedWork) (homeSeed, string) {
+		t.Helper()
 		s.dirs.Home = t.TempDir()
-		return s.dirs.Home
+		seed, work := s.seedHome(log, bin)
+		if work != want {
+			t.Fatalf("seedHome: work %d, want %d", work, want)
+		}
+		return seed, s.dirs.Home
 	}
-	home()
-	if _, build := s.seedHome(log, bin); build {
-		t.Fatal("the first start asks for a build")
-	}
-	home()
-	seed, build := s.seedHome(log, bin)
-	if !build {
-		t.Fatal("the second start asks for no build")
-	}
-	if err := seed.buildOnce(context.Background(), scratchWriting(t, map[string]string{".a/db": "DB"})); err != nil {
+	start(seedNothing)
+	seed, _ := start(seedBuild)
+	if err := seed.buildOnce(context.Background(), scratchWriting(t, map[string]string{".a/db": "DB", ".a/skills/s/SKILL.md": "S"})); err != nil {
 		t.Fatal(err)
 	}
-	h := home()
-	if _, build := s.seedHome(log, bin); build {
-		t.Error("a seeded start asks for a build")
-	}
+	_, h := start(seedRefill) // no spare yet: the files are copied
 	if b, err := os.ReadFile(filepath.Join(h, ".a", "db")); err != nil || string(b) != "DB" {
 		t.Errorf("the seeded home's file: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(h, ".a", "skills")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a copied seed brought a directory (%v)", err)
+	}
+	if err := seed.prepareSpare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, h = start(seedRefill) // the spare is moved in
+	if b, err := os.ReadFile(filepath.Join(h, ".a", "skills", "s", "SKILL.md")); err != nil || string(b) != "S" {
+		t.Errorf("the spare's directory: %q, %v", b, err)
+	}
+	if ents, _ := os.ReadDir(h); len(ents) != 1 || ents[0].Name() != ".a" {
+		t.Errorf("the home holds %v, want .a only", ents)
 	}
 
 	if err := os.RemoveAll(seed.dir()); err != nil {
 		t.Fatal(err)
 	}
 	writeFile(t, filepath.Join(seed.cache, seed.name+".failed"), "")
-	home()
-	if _, build := s.seedHome(log, bin); build {
-		t.Error("a start right after a failed build asks for another")
-	}
+	start(seedNothing) // right after a failed build
 	t.Setenv(envSeeds, seedsOff)
-	h = home()
-	if _, build := s.seedHome(log, bin); build {
-		t.Error("seeding off asks for a build")
+	if _, h := start(seedNothing); h != "" {
+		if ents, _ := os.ReadDir(h); len(ents) != 0 {
+			t.Errorf("seeding off filled the home: %v", ents)
+		}
 	}
-	if ents, _ := os.ReadDir(h); len(ents) != 0 {
-		t.Errorf("seeding off filled the home: %v", ents)
+}
+
+// TestSeedSpare: a spare is a private, writable copy of the whole seed,
+// made once while one waits, taken whole by one runtime; a home that
+// already has one of its entries takes none and keeps its own.
+func TestSeedSpare(t *testing.T) {
+	s := testSeed(t)
+	s.files = append(s.files, ".a/skills")
+	if err := s.prepareSpare(context.Background()); err != nil || s.exists() {
+		t.Fatalf("a spare without a seed: %v", err)
+	}
+	if err := s.build(context.Background(), scratchWriting(t, map[string]string{".a/db": "DB", ".a/skills/s/SKILL.md": "S"})); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.prepareSpare(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ents, _ := os.ReadDir(s.spares()); len(ents) != 1 {
+		t.Fatalf("spares: %d, want 1", len(ents))
+	}
+	home := t.TempDir()
+	if !s.takeSpare(home) {
+		t.Fatal("no spare taken")
+	}
+	for _, rel := range []string{".a/db", ".a/skills/s/SKILL.md"} {
+		p := filepath.Join(home, filepath.FromSlash(rel))
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _ := os.Stat(filepath.Join(s.dir(), filepath.FromSlash(rel)))
+		if st.Mode().Perm() != 0o600 || os.SameFile(st, src) {
+			t.Errorf("%s is %v, the seed's inode %v: want a private 0600 copy", rel, st.Mode().Perm(), os.SameFile(st, src))
+		}
+	}
+	if ents, _ := os.ReadDir(home); len(ents) != 1 {
+		t.Errorf("the home holds %v, want .a only", ents)
+	}
+	if s.takeSpare(t.TempDir()) {
+		t.Error("one spare taken twice")
+	}
+
+	if err := s.prepareSpare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	home = t.TempDir()
+	writeFile(t, filepath.Join(home, ".a", "mine"), "MINE")
+	if s.takeSpare(home) {
+		t.Error("a spare taken into a home that has .a")
+	}
+	if ents, _ := os.ReadDir(filepath.Join(home, ".a")); len(ents) != 1 || ents[0].Name() != "mine" {
+		t.Errorf("the home's .a holds %v, want its own file only", ents)
+	}
+	if ents, _ := os.ReadDir(home); len(ents) != 1 {
+		t.Errorf("a refused spare left %v", ents)
 	}
 }
 
@@ -449,7 +512,7 @@ func TestSeedBuildStop(t *testing.T) {
 			seed := testSeed(t)
 			s := &session{}
 			release := make(chan struct{})
-			s.buildInBackground(log, seed, func(ctx context.Context, home string) error {
+			s.seedInBackground(log, seed, seedBuild, func(ctx context.Context, home string) error {
 				<-release
 				writeFile(t, filepath.Join(home, ".a", "db"), "DB")
 				return nil
@@ -465,7 +528,7 @@ func TestSeedBuildStop(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			seed := testSeed(t)
 			s := &session{}
-			s.buildInBackground(log, seed, func(ctx context.Context, home string) error {
+			s.seedInBackground(log, seed, seedBuild, func(ctx context.Context, home string) error {
 				writeFile(t, filepath.Join(home, ".a", "db"), "HALF")
 				<-ctx.Done()
 				return ctx.Err()

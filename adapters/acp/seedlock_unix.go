@@ -33,3 +33,10 @@ const scratchNice = 10
 
 // setNice sets the scheduling priority of the process pid.
 func setNice(pid, nice int) error { return unix.Setpriority(unix.PRIO_PROCESS, pid, nice) }
+
+// sameDevice reports whether directories a and b are on one filesystem
+// (a rename can move an entry from one to the other).
+func sameDevice(a, b string) bool {
+	var sa, sb unix.Stat_t
+	return unix.Stat(a, &sa) == nil && unix.Stat(b, &sb) == nil && sa.Dev == sb.Dev
+}

@@ -168,7 +168,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
-	build, buildSeed := s.seedHome(in.Log(), bin)
+	seed, work := s.seedHome(in.Log(), bin)
 	args, extra, err := prepareHome(prof, set, vars)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, err)
@@ -179,8 +179,8 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err := s.handshake(ctx, in.Config.MCP); err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, s.explain(err))
 	}
-	if buildSeed {
-		s.buildInBackground(in.Log(), build, func(ctx context.Context, home string) error { return s.scratchStart(ctx, bin, vars, home) })
+	if work != seedNothing {
+		s.seedInBackground(in.Log(), seed, work, func(ctx context.Context, home string) error { return s.scratchStart(ctx, bin, vars, home) })
 	}
 	ok = true
 	return s, nil
@@ -214,61 +214,92 @@ func prepareHome(prof Profile, set Settings, vars map[string]string) ([]string, 
 	return prof.argv(vars, set.PermissionPolicy, set.ExtraArgs), extra, nil
 }
 
+// seedWork is what a runtime does for the seed once it is ready.
+type seedWork int
+
+const (
+	seedNothing seedWork = iota
+	seedBuild            // build the seed, then a spare copy of it
+	seedRefill           // make a spare copy of the seed for the next start
+)
+
 // seedHome fills the runtime's private home from the profile's seed
-// (seed.go) when there is one. It never builds one and never waits: with
-// no seed the agent starts unseeded, and build is true when the seed is
-// worth building once this runtime is ready (its binary has been started
-// on this machine before, and no build failed lately). It never fails a
-// start: a seed it cannot use is logged.
-func (s *session) seedHome(log *slog.Logger, bin string) (seed homeSeed, build bool) {
+// (seed.go) when there is one: a spare copy moved into place when one
+// waits (seeds and home on one filesystem), else the seed's files copied.
+// It never builds and never waits: with no seed the agent starts
+// unseeded. It returns the work for the background once the runtime is
+// ready: a build when the binary has been started on this machine before
+// (and no build failed lately), a spare for the next start after a seeded
+// one. It never fails a start: a seed it cannot use is logged.
+func (s *session) seedHome(log *slog.Logger, bin string) (homeSeed, seedWork) {
 	seed, ok, err := newHomeSeed(bin, s.prof)
 	if err != nil {
 		log.Warn("acp: no home seed", "profile", s.prof.Name, "err", err)
 	}
 	if !ok {
-		return seed, false
+		return seed, seedNothing
 	}
 	if !seed.exists() {
 		again, err := seed.noteStart()
 		if err != nil {
 			log.Warn("acp: home seeds off", "dir", seed.cache, "err", err)
-			return seed, false
+			return seed, seedNothing
 		}
-		return seed, again && !seed.failedLately()
+		if again && !seed.failedLately() {
+			return seed, seedBuild
+		}
+		return seed, seedNothing
+	}
+	spares := sameDevice(seed.cache, s.dirs.Home)
+	if spares && seed.takeSpare(s.dirs.Home) {
+		return seed, seedRefill
 	}
 	if _, err := seed.copyInto(s.dirs.Home); err != nil {
 		log.Warn("acp: home seed not used; starting unseeded", "seed", seed.name, "err", err)
 	}
-	return seed, false
+	if spares {
+		return seed, seedRefill
+	}
+	return seed, seedNothing
 }
 
-// seedStopWait is how long Stop lets a running seed build finish before
-// it cancels it (a build takes one start of the agent).
+// seedStopWait is how long Stop lets the background seed work finish
+// before it cancels it (a build takes one start of the agent).
 const seedStopWait = 2 * time.Second
 
-// buildInBackground builds seed (seedHome) while the runtime runs, by
-// scratch (scratchStart: one start of the agent, at a lower CPU priority),
-// bounded by seedBuildTimeout. Stop waits for it (seedStopWait at most,
-// then cancels it); the scratch agent dies with the host (Pdeathsig).
-func (s *session) buildInBackground(log *slog.Logger, seed homeSeed, scratch func(ctx context.Context, home string) error) {
+// seedInBackground does work for seed (seedHome) while the runtime runs:
+// a build by scratch (scratchStart: one start of the agent, at a lower CPU
+// priority, bounded by seedBuildTimeout), then a spare copy when the
+// seeds share the home's filesystem. Stop waits for it (seedStopWait at
+// most, then cancels it); a scratch agent dies with the host (Pdeathsig).
+func (s *session) seedInBackground(log *slog.Logger, seed homeSeed, work seedWork, scratch func(ctx context.Context, home string) error) {
 	ctx, cancel := context.WithTimeout(context.Background(), seedBuildTimeout)
 	done := make(chan struct{})
 	s.seedCancel, s.seedDone = cancel, done
 	go func() {
 		defer close(done)
 		defer cancel()
-		err := seed.buildOnce(ctx, scratch)
-		switch {
-		case errors.Is(err, errSeedBusy):
-		case err != nil:
-			log.Warn("acp: home seed not built", "seed", seed.name, "err", err)
-		default:
+		if work == seedBuild {
+			err := seed.buildOnce(ctx, scratch)
+			switch {
+			case errors.Is(err, errSeedBusy):
+				return
+			case err != nil:
+				log.Warn("acp: home seed not built", "seed", seed.name, "err", err)
+				return
+			}
 			log.Info("acp: home seed ready", "seed", seed.dir())
+			if !sameDevice(seed.cache, s.dirs.Home) {
+				return
+			}
+		}
+		if err := seed.prepareSpare(ctx); err != nil {
+			log.Warn("acp: no spare home seed", "seed", seed.name, "err", err)
 		}
 	}()
 }
 
-// stopSeedBuild waits for a background seed build, cancelling it after
+// stopSeedBuild waits for the background seed work, cancelling it after
 // seedStopWait or when ctx ends.
 func (s *session) stopSeedBuild(ctx context.Context) {
 	if s.seedDone == nil {
@@ -366,7 +397,7 @@ type session struct {
 	mu      sync.Mutex
 	current *turn
 
-	// a background seed build (buildInBackground); nil when none
+	// background work for the home seed (seedInBackground); nil when none
 	seedCancel context.CancelFunc
 	seedDone   <-chan struct{}
 
