@@ -285,3 +285,14 @@ func runtimeFile(t *testing.T, stateDir, name string) string {
 	}
 	return found[0]
 }
+
+// TestSeedsNeverInUserCache: no test of this package writes home seeds to
+// the user's cache (the default): TestMain turns seeds off unless the
+// environment names a directory, and newLive points them at the test's
+// own. TestConformance, which starts codex-acp without newLive, once
+// wrote ~/.cache/fabric/acp-seeds.
+func TestSeedsNeverInUserCache(t *testing.T) {
+	if v := os.Getenv("FABRIC_ACP_SEEDS"); v == "" {
+		t.Fatal("FABRIC_ACP_SEEDS is unset in the test binary: a codex-acp runtime would seed the user's cache")
+	}
+}
