@@ -16,30 +16,36 @@ import (
 	"time"
 )
 
-// A home seed holds files an agent's first run makes in its empty private
-// HOME and later runs only open (codex-acp's migrated SQLite databases),
-// so that a runtime's agent starts from copies of them instead of redoing
-// that work. Profile.Seed lists the files (paths relative to HOME); nothing
-// else is ever copied, and every runtime gets its own copies, never links.
-// Seeds live in one directory per user (outside Fabric's state directory,
-// which holds only live runtimes' homes), one seed per profile and key:
+// A home seed holds what an agent's first run makes in its empty private
+// HOME and later runs only read, whatever the runtime (codex-acp's migrated
+// SQLite databases and unpacked skills), so that a runtime's agent starts
+// from copies of them instead of redoing that work. Profile.Seed lists the
+// files and directories (paths relative to HOME); nothing else is ever
+// copied, and every runtime gets its own copies, never links. Seeds live
+// in one directory per user (outside Fabric's state directory, which
+// holds only live runtimes' homes), one seed per profile and key:
 //
-//	$FABRIC_ACP_SEEDS/<profile>-<key>/<files>   read-only
+//	$FABRIC_ACP_SEEDS/<profile>-<key>/<files>          read-only
+//	$FABRIC_ACP_SEEDS/spares-<profile>-<key>/<id>/...  private copies, one per start
 //
 // FABRIC_ACP_SEEDS unset or empty means os.UserCacheDir()/fabric/acp-seeds;
 // "off" turns seeding off.
 //
-// A start never waits for a seed: it copies one that exists, else it
-// starts as an unseeded agent does. A seed is built only for a binary
-// already started on this machine (a <profile>-<key>.started file records
-// the first start), so a machine that starts one runtime never pays for
-// it: the second start, once its runtime is ready, builds the seed in the
-// background (buildInBackground) by a scratch start of the agent (the
-// runtime's own command, arguments and environment, pointed at a scratch
-// home, killed once it answers initialize), copied into a temporary
-// directory and renamed into place: a directory with that name is
-// complete. One builder per seed (a lock file the kernel releases when its
-// process dies); a failed build is not tried again for seedRetryAfter.
+// A start never waits for a seed: it moves a spare copy into its home
+// (takeSpare) or copies the seed's files (copyInto; directories come only
+// with a spare), else it starts as an unseeded agent does. A seed is built
+// only for a binary already started on this machine (a
+// <profile>-<key>.started file records the first start), so a machine
+// that starts one runtime never pays for it: the second start, once its
+// runtime is ready, builds the seed in the background (the session's
+// seedInBackground) by a scratch start of the agent (the runtime's own
+// command, arguments and environment, pointed at a scratch home, killed
+// once it answers initialize); its databases' WALs are folded in
+// (foldWAL), the listed files copied into a temporary directory and
+// renamed into place: a directory with that name is complete. One builder
+// per seed (a lock file the kernel releases when its process dies); a
+// failed build is not tried again for seedRetryAfter. After a seeded
+// start, the background makes the next start's spare (prepareSpare).
 const envSeeds = "FABRIC_ACP_SEEDS"
 
 // seedsOff is the value of envSeeds that turns seeding off.

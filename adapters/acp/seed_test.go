@@ -518,7 +518,7 @@ func TestSeedBuildStop(t *testing.T) {
 				return nil
 			})
 			go func() { time.Sleep(seedStopWait / 2); close(release) }()
-			s.stopSeedBuild(context.Background())
+			s.stopSeedWork(context.Background())
 			if !seed.exists() {
 				t.Error("Stop did not let the build finish")
 			}
@@ -534,7 +534,7 @@ func TestSeedBuildStop(t *testing.T) {
 				return ctx.Err()
 			})
 			t0 := time.Now()
-			s.stopSeedBuild(context.Background())
+			s.stopSeedWork(context.Background())
 			if waited := time.Since(t0); waited != seedStopWait {
 				t.Errorf("Stop waited %s, want %s", waited, seedStopWait)
 			}

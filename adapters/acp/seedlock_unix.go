@@ -31,8 +31,14 @@ func lockFile(path string) (unlock func(), err error) {
 // runs beside live runtimes.
 const scratchNice = 10
 
-// setNice sets the scheduling priority of the process pid.
-func setNice(pid, nice int) error { return unix.Setpriority(unix.PRIO_PROCESS, pid, nice) }
+// setNice sets the scheduling priority of the process pid (never of the
+// caller: pid 0, which a platform without process ids reports, is left).
+func setNice(pid, nice int) error {
+	if pid <= 0 {
+		return nil
+	}
+	return unix.Setpriority(unix.PRIO_PROCESS, pid, nice)
+}
 
 // sameDevice reports whether directories a and b are on one filesystem
 // (a rename can move an entry from one to the other).

@@ -299,9 +299,9 @@ func (s *session) seedInBackground(log *slog.Logger, seed homeSeed, work seedWor
 	}()
 }
 
-// stopSeedBuild waits for the background seed work, cancelling it after
+// stopSeedWork waits for the background seed work, cancelling it after
 // seedStopWait or when ctx ends.
-func (s *session) stopSeedBuild(ctx context.Context) {
+func (s *session) stopSeedWork(ctx context.Context) {
 	if s.seedDone == nil {
 		return
 	}
@@ -659,7 +659,7 @@ func (s *session) Stop(ctx context.Context) error {
 			st.OutputDone, st.ClosedWait = s.conn.Done(), 500*time.Millisecond
 		}
 		s.stopErr = st.Run(ctx)
-		s.stopSeedBuild(ctx)
+		s.stopSeedWork(ctx)
 		if s.dirs.Root != "" {
 			_ = os.RemoveAll(s.dirs.Root)
 		}
