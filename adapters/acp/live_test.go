@@ -79,6 +79,9 @@ type live struct {
 
 func newLive(t testing.TB, pc profileCase, script *modelstub.Script) *live {
 	t.Helper()
+	if os.Getenv("FABRIC_ACP_SEEDS") == seedsOffInTests { // home seeds on, as by default, but in the test's directory
+		t.Setenv("FABRIC_ACP_SEEDS", t.TempDir())
+	}
 	r := harnesstest.NewRig(t, adaptertest.Options{Script: script, KeyEnv: keyEnv, Key: testKey,
 		Path: filepath.SplitList(harnessBin(t, pc.bin)), Deadline: 2 * time.Minute})
 	return &live{r, t, pc}

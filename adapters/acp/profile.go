@@ -47,12 +47,14 @@ type Profile struct {
 	// DropEnv names variables removed from the environment the agent
 	// inherits (e.g. credentials the profile passes only when configured).
 	DropEnv []string `json:"drop_env,omitempty"`
-	// Seed names files of the private HOME (slash-separated paths
-	// relative to it) that the agent's first run makes in an empty HOME
-	// and later runs only open, whatever the runtime (e.g. migrated
-	// databases): each runtime starts from its own copies of them, taken
-	// from a seed a scratch start of the agent left (seed.go). Never an
-	// identity, a log, or anything a turn writes. Bundled profiles only.
+	// Seed names files and directories of the private HOME
+	// (slash-separated paths relative to it) that the agent's first run
+	// makes in an empty HOME and later runs only read, whatever the
+	// runtime (e.g. migrated databases, unpacked assets): each runtime
+	// starts from its own copies of them, taken from a seed a scratch
+	// start of the agent left (seed.go); a directory only with a spare
+	// copy. Never an identity, a log row, or anything a turn writes.
+	// Bundled profiles only.
 	Seed []string `json:"-"`
 }
 
@@ -158,16 +160,23 @@ func bundledProfile(name string) (Profile, bool) {
 			ModelArgs: []string{"-c", "model={model}"},
 			Env:       map[string]string{"CODEX_HOME": "{home}/.codex"},
 			// codex-acp creates and migrates these SQLite databases (about
-			// 35 migrations, most of its first start) in every new
-			// CODEX_HOME; they hold only their schema until a session
-			// writes to them. With their write-ahead logs (a scratch start
-			// is killed, not checkpointed), without the shared-memory
-			// index, which SQLite rebuilds. Not the logs database,
-			// installation_id, the bundled skills or shell snapshots.
+			// 35 migrations and a dozen fsyncs, most of its first start)
+			// in every new CODEX_HOME; they hold only their schema until a
+			// session writes to them. The logs database stays empty:
+			// codex-acp writes no log rows (none after three turns). With
+			// their write-ahead logs, which the seed's build folds into the
+			// databases (a scratch start is killed, not checkpointed);
+			// never the shared-memory index, which SQLite rebuilds. The
+			// bundled skills codex unpacks (about 45 files, rewritten only
+			// when their marker differs from the binary's) come only with a
+			// spare copy moved in whole: copying them costs what unpacking
+			// does. Not installation_id or shell snapshots.
 			Seed: []string{
 				".codex/state_5.sqlite", ".codex/state_5.sqlite-wal",
 				".codex/goals_1.sqlite", ".codex/goals_1.sqlite-wal",
 				".codex/memories_1.sqlite", ".codex/memories_1.sqlite-wal",
+				".codex/logs_2.sqlite", ".codex/logs_2.sqlite-wal",
+				".codex/skills/.system",
 			},
 		}, true
 	case ProfileClaude:

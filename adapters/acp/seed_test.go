@@ -3,12 +3,15 @@ package acp
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -207,13 +210,20 @@ func TestSeedConcurrentBuilds(t *testing.T) {
 
 func TestSeedRemovesOthers(t *testing.T) {
 	s := testSeed(t)
-	keep := []string{"agent-x-0123456789abcdef0123", "other-0123456789abcdef0123", ".build-fresh"}
-	gone := []string{"agent-ffffffffffffffffffff", ".build-stale", ".old-stale"}
+	keep := []string{"agent-x-0123456789abcdef0123", "other-0123456789abcdef0123", ".build-fresh",
+		s.name + ".started", "other-0123456789abcdef0123.started", ".lock-other-0123456789abcdef0123"}
+	keep = append(keep, "spares-"+s.name)
+	gone := []string{"agent-ffffffffffffffffffff", ".build-stale", ".old-stale", ".prep-stale", "spares-agent-ffffffffffffffffffff",
+		"agent-ffffffffffffffffffff.started", "agent-ffffffffffffffffffff.failed", ".lock-agent-ffffffffffffffffffff"}
 	for _, n := range append(slices.Clone(keep), gone...) {
+		if strings.Contains(n, ".started") || strings.Contains(n, ".failed") || strings.HasPrefix(n, ".lock-") {
+			writeFile(t, filepath.Join(s.cache, n), "")
+			continue
+		}
 		writeFile(t, filepath.Join(s.cache, n, "f"), "x")
 	}
 	old := time.Now().Add(-2 * seedStale)
-	for _, n := range []string{".build-stale", ".old-stale"} {
+	for _, n := range []string{".build-stale", ".old-stale", ".prep-stale"} {
 		if err := os.Chtimes(filepath.Join(s.cache, n), old, old); err != nil {
 			t.Fatal(err)
 		}
@@ -244,17 +254,298 @@ func TestNewHomeSeed(t *testing.T) {
 	}
 	for _, f := range prof.Seed {
 		base := filepath.Base(f)
-		if strings.HasPrefix(base, "logs_") || base == "installation_id" || strings.HasSuffix(base, "-shm") || strings.Contains(f, "skills") {
+		if base == "installation_id" || strings.HasSuffix(base, "-shm") || strings.Contains(f, "shell_snapshots") {
 			t.Errorf("codex-acp's seed lists %s", f)
 		}
 	}
 	if _, ok, _ := newHomeSeed(bin, Profile{Name: "x"}); ok {
 		t.Error("a profile without Seed has a seed")
 	}
-	t.Setenv(envSeeds, "")
+	t.Setenv(envSeeds, seedsOff)
 	if _, ok, err := newHomeSeed(bin, prof); ok || err != nil {
 		t.Errorf("seeding off: ok %v, err %v; want no seed and no error", ok, err)
 	}
+}
+
+func TestSeedsDir(t *testing.T) {
+	cache := t.TempDir()
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want string
+	}{
+		{"unset: the user's cache", map[string]string{"XDG_CACHE_HOME": cache, "HOME": "/h"}, filepath.Join(cache, "fabric", "acp-seeds")},
+		{"unset: HOME's .cache", map[string]string{"HOME": "/h"}, "/h/.cache/fabric/acp-seeds"},
+		{"named", map[string]string{envSeeds: "/seeds", "XDG_CACHE_HOME": cache}, "/seeds"},
+		{"off", map[string]string{envSeeds: "off", "XDG_CACHE_HOME": cache}, ""},
+		{"no cache directory", map[string]string{}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, k := range []string{"XDG_CACHE_HOME", "HOME"} {
+				t.Setenv(k, tc.env[k]) // os.UserCacheDir reads the process's environment
+			}
+			if got := seedsDir(func(k string) string { return tc.env[k] }); got != tc.want {
+				t.Errorf("seedsDir = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSeedNoteStart(t *testing.T) {
+	s := testSeed(t)
+	for i, want := range []bool{false, true, true} {
+		again, err := s.noteStart()
+		if err != nil || again != want {
+			t.Fatalf("start %d: noteStart = %v, %v; want %v", i+1, again, err, want)
+		}
+	}
+	if st, err := os.Stat(s.cache); err != nil || st.Mode().Perm() != 0o700 {
+		t.Errorf("the seeds' directory: %v, %v; want 0700", st, err)
+	}
+}
+
+func TestSeedBuildOnce(t *testing.T) {
+	never := func(context.Context, string) error { return errors.New("scratch started") }
+	files := map[string]string{".a/db": "DB"}
+
+	t.Run("another builder holds the lock", func(t *testing.T) {
+		s := testSeed(t)
+		if err := os.MkdirAll(s.cache, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		unlock, err := lockFile(filepath.Join(s.cache, ".lock-"+s.name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unlock()
+		if err := s.buildOnce(context.Background(), never); !errors.Is(err, errSeedBusy) {
+			t.Errorf("buildOnce: %v, want errSeedBusy", err)
+		}
+		if s.exists() || s.failedLately() {
+			t.Error("a busy seed was built or marked failed")
+		}
+	})
+	t.Run("built once", func(t *testing.T) {
+		s := testSeed(t)
+		if err := s.buildOnce(context.Background(), scratchWriting(t, files)); err != nil || !s.exists() {
+			t.Fatalf("buildOnce: %v, exists %v", err, s.exists())
+		}
+		if err := s.buildOnce(context.Background(), never); err != nil {
+			t.Errorf("a second buildOnce started a scratch: %v", err)
+		}
+	})
+	t.Run("a dead builder's leftovers", func(t *testing.T) {
+		s := testSeed(t)
+		mine := filepath.Join(s.cache, ".build-"+s.name+"-123")
+		theirs := filepath.Join(s.cache, ".build-other-0123456789abcdef0123-456")
+		writeFile(t, filepath.Join(mine, "home", ".a", "db"), "HALF")
+		writeFile(t, filepath.Join(theirs, "home", "x"), "LIVE")
+		if err := s.buildOnce(context.Background(), scratchWriting(t, files)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(mine); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the seed's leftover is still there (%v)", err)
+		}
+		if _, err := os.Stat(theirs); err != nil {
+			t.Errorf("another seed's fresh build was removed: %v", err)
+		}
+	})
+	t.Run("a failure waits seedRetryAfter", func(t *testing.T) {
+		s := testSeed(t)
+		if err := s.buildOnce(context.Background(), never); err == nil {
+			t.Fatal("buildOnce succeeded")
+		}
+		if !s.failedLately() {
+			t.Fatal("a failed build is not recorded")
+		}
+		old := time.Now().Add(-seedRetryAfter - time.Minute)
+		if err := os.Chtimes(filepath.Join(s.cache, s.name+".failed"), old, old); err != nil {
+			t.Fatal(err)
+		}
+		if s.failedLately() {
+			t.Error("a failure older than seedRetryAfter still counts")
+		}
+		if err := s.buildOnce(context.Background(), scratchWriting(t, files)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Join(s.cache, s.name+".failed")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("a built seed keeps its failure record (%v)", err)
+		}
+	})
+	t.Run("a cancelled build is no failure", func(t *testing.T) {
+		s := testSeed(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		err := s.buildOnce(ctx, func(ctx context.Context, home string) error {
+			writeFile(t, filepath.Join(home, ".a", "db"), "HALF")
+			cancel()
+			return ctx.Err()
+		})
+		if err == nil || s.exists() || s.failedLately() {
+			t.Errorf("cancelled: err %v, exists %v, failed %v; want an error, no seed, no failure", err, s.exists(), s.failedLately())
+		}
+		if left, _ := filepath.Glob(filepath.Join(s.cache, ".build-*")); len(left) != 0 {
+			t.Errorf("a cancelled build left %v", left)
+		}
+	})
+}
+
+// TestSeedHome: the first start of a binary on the machine records it and
+// builds nothing; the next one asks for a build; a built seed's files are
+// copied (its directories are not) and a spare is asked for; a spare is
+// moved in whole; a recent failure asks for no build; off is off.
+func TestSeedHome(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "agent")
+	writeFile(t, bin, "#!/bin/sh\n")
+	t.Setenv(envSeeds, filepath.Join(t.TempDir(), "seeds"))
+	s := &session{prof: Profile{Name: "agent", Seed: []string{".a/db", ".a/skills"}}}
+	log := slog.New(slog.DiscardHandler)
+	start := func(want seedWork) (homeSeed, string) {
+		t.Helper()
+		s.dirs.Home = t.TempDir()
+		seed, work := s.seedHome(log, bin)
+		if work != want {
+			t.Fatalf("seedHome: work %d, want %d", work, want)
+		}
+		return seed, s.dirs.Home
+	}
+	start(seedNothing)
+	seed, _ := start(seedBuild)
+	if err := seed.buildOnce(context.Background(), scratchWriting(t, map[string]string{".a/db": "DB", ".a/skills/s/SKILL.md": "S"})); err != nil {
+		t.Fatal(err)
+	}
+	_, h := start(seedRefill) // no spare yet: the files are copied
+	if b, err := os.ReadFile(filepath.Join(h, ".a", "db")); err != nil || string(b) != "DB" {
+		t.Errorf("the seeded home's file: %q, %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(h, ".a", "skills")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a copied seed brought a directory (%v)", err)
+	}
+	if err := seed.prepareSpare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, h = start(seedRefill) // the spare is moved in
+	if b, err := os.ReadFile(filepath.Join(h, ".a", "skills", "s", "SKILL.md")); err != nil || string(b) != "S" {
+		t.Errorf("the spare's directory: %q, %v", b, err)
+	}
+	if ents, _ := os.ReadDir(h); len(ents) != 1 || ents[0].Name() != ".a" {
+		t.Errorf("the home holds %v, want .a only", ents)
+	}
+
+	if err := os.RemoveAll(seed.dir()); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(seed.cache, seed.name+".failed"), "")
+	start(seedNothing) // right after a failed build
+	t.Setenv(envSeeds, seedsOff)
+	if _, h := start(seedNothing); h != "" {
+		if ents, _ := os.ReadDir(h); len(ents) != 0 {
+			t.Errorf("seeding off filled the home: %v", ents)
+		}
+	}
+}
+
+// TestSeedSpare: a spare is a private, writable copy of the whole seed,
+// made once while one waits, taken whole by one runtime; a home that
+// already has one of its entries takes none and keeps its own.
+func TestSeedSpare(t *testing.T) {
+	s := testSeed(t)
+	s.files = append(s.files, ".a/skills")
+	if err := s.prepareSpare(context.Background()); err != nil || s.exists() {
+		t.Fatalf("a spare without a seed: %v", err)
+	}
+	if err := s.build(context.Background(), scratchWriting(t, map[string]string{".a/db": "DB", ".a/skills/s/SKILL.md": "S"})); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := s.prepareSpare(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ents, _ := os.ReadDir(s.spares()); len(ents) != 1 {
+		t.Fatalf("spares: %d, want 1", len(ents))
+	}
+	home := t.TempDir()
+	if !s.takeSpare(home) {
+		t.Fatal("no spare taken")
+	}
+	for _, rel := range []string{".a/db", ".a/skills/s/SKILL.md"} {
+		p := filepath.Join(home, filepath.FromSlash(rel))
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _ := os.Stat(filepath.Join(s.dir(), filepath.FromSlash(rel)))
+		if st.Mode().Perm() != 0o600 || os.SameFile(st, src) {
+			t.Errorf("%s is %v, the seed's inode %v: want a private 0600 copy", rel, st.Mode().Perm(), os.SameFile(st, src))
+		}
+	}
+	if ents, _ := os.ReadDir(home); len(ents) != 1 {
+		t.Errorf("the home holds %v, want .a only", ents)
+	}
+	if s.takeSpare(t.TempDir()) {
+		t.Error("one spare taken twice")
+	}
+
+	if err := s.prepareSpare(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	home = t.TempDir()
+	writeFile(t, filepath.Join(home, ".a", "mine"), "MINE")
+	if s.takeSpare(home) {
+		t.Error("a spare taken into a home that has .a")
+	}
+	if ents, _ := os.ReadDir(filepath.Join(home, ".a")); len(ents) != 1 || ents[0].Name() != "mine" {
+		t.Errorf("the home's .a holds %v, want its own file only", ents)
+	}
+	if ents, _ := os.ReadDir(home); len(ents) != 1 {
+		t.Errorf("a refused spare left %v", ents)
+	}
+}
+
+// TestSeedBuildStop: Stop lets a background build finish, or cancels it
+// after seedStopWait and waits for it to end; either way no build is left
+// running and no half-made seed stays.
+func TestSeedBuildStop(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	t.Run("finishes", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			seed := testSeed(t)
+			s := &session{}
+			release := make(chan struct{})
+			s.seedInBackground(log, seed, seedBuild, func(ctx context.Context, home string) error {
+				<-release
+				writeFile(t, filepath.Join(home, ".a", "db"), "DB")
+				return nil
+			})
+			go func() { time.Sleep(seedStopWait / 2); close(release) }()
+			s.stopSeedWork(context.Background())
+			if !seed.exists() {
+				t.Error("Stop did not let the build finish")
+			}
+		})
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			seed := testSeed(t)
+			s := &session{}
+			s.seedInBackground(log, seed, seedBuild, func(ctx context.Context, home string) error {
+				writeFile(t, filepath.Join(home, ".a", "db"), "HALF")
+				<-ctx.Done()
+				return ctx.Err()
+			})
+			t0 := time.Now()
+			s.stopSeedWork(context.Background())
+			if waited := time.Since(t0); waited != seedStopWait {
+				t.Errorf("Stop waited %s, want %s", waited, seedStopWait)
+			}
+			if seed.exists() || seed.failedLately() {
+				t.Error("a cancelled build left a seed or a failure")
+			}
+			if left, _ := filepath.Glob(filepath.Join(seed.cache, ".build-*")); len(left) != 0 {
+				t.Errorf("a cancelled build left %v", left)
+			}
+		})
+	})
 }
 
 func TestProfileSeedPaths(t *testing.T) {

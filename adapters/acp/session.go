@@ -168,7 +168,7 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeBinaryNotFound, err)
 	}
-	s.seedHome(ctx, in.Log(), bin, vars)
+	seed, work := s.seedHome(in.Log(), bin)
 	args, extra, err := prepareHome(prof, set, vars)
 	if err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, err)
@@ -178,6 +178,9 @@ func (adapter) Start(ctx context.Context, in adapterkit.StartInput) (adapterkit.
 	}
 	if err := s.handshake(ctx, in.Config.MCP); err != nil {
 		return nil, adapterkit.Wrap(CodeStartFailed, s.explain(err))
+	}
+	if work != seedNothing {
+		s.seedInBackground(in.Log(), seed, work, func(ctx context.Context, home string) error { return s.scratchStart(ctx, bin, vars, home) })
 	}
 	ok = true
 	return s, nil
@@ -211,33 +214,107 @@ func prepareHome(prof Profile, set Settings, vars map[string]string) ([]string, 
 	return prof.argv(vars, set.PermissionPolicy, set.ExtraArgs), extra, nil
 }
 
+// seedWork is what a runtime does for the seed once it is ready.
+type seedWork int
+
+const (
+	seedNothing seedWork = iota
+	seedBuild            // build the seed, then a spare copy of it
+	seedRefill           // make a spare copy of the seed for the next start
+)
+
 // seedHome fills the runtime's private home from the profile's seed
-// (seed.go), building the seed first when there is none: the first
-// runtime of an agent binary pays one scratch start of the agent, later
-// ones copy a few files instead of the agent's first-run work. It never
-// fails a start: a seed it cannot build or use is logged and the agent
-// starts unseeded.
-func (s *session) seedHome(ctx context.Context, log *slog.Logger, bin string, vars map[string]string) {
+// (seed.go) when there is one: a spare copy moved into place when one
+// waits (seeds and home on one filesystem), else the seed's files copied.
+// It never builds and never waits: with no seed the agent starts
+// unseeded. It returns the work for the background once the runtime is
+// ready: a build when the binary has been started on this machine before
+// (and no build failed lately), a spare for the next start after a seeded
+// one. It never fails a start: a seed it cannot use is logged.
+func (s *session) seedHome(log *slog.Logger, bin string) (homeSeed, seedWork) {
 	seed, ok, err := newHomeSeed(bin, s.prof)
 	if err != nil {
 		log.Warn("acp: no home seed", "profile", s.prof.Name, "err", err)
 	}
 	if !ok {
-		return
+		return seed, seedNothing
 	}
 	if !seed.exists() {
-		bctx, cancel := context.WithTimeout(ctx, seedBuildTimeout)
-		err := seed.build(bctx, func(ctx context.Context, home string) error { return s.scratchStart(ctx, bin, vars, home) })
-		cancel()
+		again, err := seed.noteStart()
 		if err != nil {
-			log.Warn("acp: home seed not built; starting unseeded", "seed", seed.name, "err", err)
-			return
+			log.Warn("acp: home seeds off", "dir", seed.cache, "err", err)
+			return seed, seedNothing
 		}
-		log.Info("acp: home seed built", "seed", seed.dir())
+		if again && !seed.failedLately() {
+			return seed, seedBuild
+		}
+		return seed, seedNothing
+	}
+	spares := sameDevice(seed.cache, s.dirs.Home)
+	if spares && seed.takeSpare(s.dirs.Home) {
+		return seed, seedRefill
 	}
 	if _, err := seed.copyInto(s.dirs.Home); err != nil {
 		log.Warn("acp: home seed not used; starting unseeded", "seed", seed.name, "err", err)
 	}
+	if spares {
+		return seed, seedRefill
+	}
+	return seed, seedNothing
+}
+
+// seedStopWait is how long Stop lets the background seed work finish
+// before it cancels it (a build takes one start of the agent).
+const seedStopWait = 2 * time.Second
+
+// seedInBackground does work for seed (seedHome) while the runtime runs:
+// a build by scratch (scratchStart: one start of the agent, at a lower CPU
+// priority, bounded by seedBuildTimeout), then a spare copy when the
+// seeds share the home's filesystem. Stop waits for it (seedStopWait at
+// most, then cancels it); a scratch agent dies with the host (Pdeathsig).
+func (s *session) seedInBackground(log *slog.Logger, seed homeSeed, work seedWork, scratch func(ctx context.Context, home string) error) {
+	ctx, cancel := context.WithTimeout(context.Background(), seedBuildTimeout)
+	done := make(chan struct{})
+	s.seedCancel, s.seedDone = cancel, done
+	go func() {
+		defer close(done)
+		defer cancel()
+		if work == seedBuild {
+			err := seed.buildOnce(ctx, scratch)
+			switch {
+			case errors.Is(err, errSeedBusy):
+				return
+			case err != nil:
+				log.Warn("acp: home seed not built", "seed", seed.name, "err", err)
+				return
+			}
+			log.Info("acp: home seed ready", "seed", seed.dir())
+			if !sameDevice(seed.cache, s.dirs.Home) {
+				return
+			}
+		}
+		if err := seed.prepareSpare(ctx); err != nil {
+			log.Warn("acp: no spare home seed", "seed", seed.name, "err", err)
+		}
+	}()
+}
+
+// stopSeedWork waits for the background seed work, cancelling it after
+// seedStopWait or when ctx ends.
+func (s *session) stopSeedWork(ctx context.Context) {
+	if s.seedDone == nil {
+		return
+	}
+	t := time.NewTimer(seedStopWait)
+	defer t.Stop()
+	select {
+	case <-s.seedDone:
+		return
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	s.seedCancel()
+	<-s.seedDone
 }
 
 // scratchStart starts the agent as this runtime would (command,
@@ -260,6 +337,7 @@ func (s *session) scratchStart(ctx context.Context, bin string, vars map[string]
 	if err := sc.launch(ctx, bin, args, extra, s.prof.DropEnv); err != nil {
 		return err
 	}
+	_ = setNice(sc.proc.Pid(), scratchNice)
 	_, err = sc.conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
 	// Killed, not asked to stop: the seed is copied from what it left.
 	_ = sc.proc.Kill()
@@ -318,6 +396,10 @@ type session struct {
 
 	mu      sync.Mutex
 	current *turn
+
+	// background work for the home seed (seedInBackground); nil when none
+	seedCancel context.CancelFunc
+	seedDone   <-chan struct{}
 
 	busy     atomic.Bool
 	stopOnce sync.Once
@@ -577,6 +659,7 @@ func (s *session) Stop(ctx context.Context) error {
 			st.OutputDone, st.ClosedWait = s.conn.Done(), 500*time.Millisecond
 		}
 		s.stopErr = st.Run(ctx)
+		s.stopSeedWork(ctx)
 		if s.dirs.Root != "" {
 			_ = os.RemoveAll(s.dirs.Root)
 		}
