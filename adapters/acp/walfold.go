@@ -37,6 +37,16 @@ func foldWAL(db, wal string) error {
 	}
 	if size > 0 {
 		pageSize := int64(binary.BigEndian.Uint32(w[8:12]))
+		// Every page of the committed database is in db or in the log (a
+		// page the database grows by is written to the log): a larger
+		// size is a damaged log, refused before it is allocated.
+		most := uint32(min(int64(len(d))/pageSize, int64(^uint32(0))))
+		for pgno := range pages {
+			most = max(most, pgno)
+		}
+		if size > most {
+			return fmt.Errorf("%s: its last commit makes the database %d pages, but only %d exist", wal, size, most)
+		}
 		out := make([]byte, int64(size)*pageSize)
 		copy(out, d)
 		for pgno, data := range pages {
