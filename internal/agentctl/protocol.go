@@ -3,6 +3,7 @@ package agentctl
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/fabric-runtime/fabric/contract"
@@ -186,6 +187,15 @@ func (e *Error) Error() string {
 		return fmt.Sprintf("%s: %s: %s", e.Code, e.Field, e.Message)
 	}
 	return e.Code + ": " + e.Message
+}
+
+// AsError returns the *Error in err's chain, else one with code and err's
+// text.
+func AsError(err error, code string) *Error {
+	if ae, ok := errors.AsType[*Error](err); ok {
+		return ae
+	}
+	return &Error{Code: code, Message: err.Error()}
 }
 
 // Errorf returns an *Error with code and a formatted message.

@@ -223,10 +223,7 @@ func (a *app) call(cmd *cobra.Command, req *agentctl.Request, wait time.Duration
 	c := &agentctl.Client{Socket: a.socket, Connected: a.catchSignals}
 	resp, err := c.DoStream(ctx, req, a.onRecord)
 	if err != nil {
-		var ae *agentctl.Error
-		if !errors.As(err, &ae) {
-			ae = &agentctl.Error{Code: agentctl.CodeProtocolError, Message: err.Error()}
-		}
+		ae := agentctl.AsError(err, agentctl.CodeProtocolError)
 		a.writeJSON(agentctl.Failed(req, ae, nil))
 		fmt.Fprintln(a.stdio.Err, "fabric-agent-ctl:", ae.Message)
 		return &exitError{code: agentctl.ExitCode(ae.Code)}

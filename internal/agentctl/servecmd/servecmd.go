@@ -6,7 +6,6 @@ package servecmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -37,10 +36,7 @@ func Serve(ctx context.Context, f cli.ServeFlags, stdio cli.Stdio) int {
 		Client: fabric.New(clientopts.With(os.Getenv, fabric.WithLogger(logger))...),
 	})
 	if err != nil {
-		var ae *agentctl.Error
-		if !errors.As(err, &ae) {
-			ae = &agentctl.Error{Code: agentctl.CodeSocketUnavailable, Message: err.Error()}
-		}
+		ae := agentctl.AsError(err, agentctl.CodeSocketUnavailable)
 		cli.WriteJSON(stdio.Out, map[string]any{"status": agentctl.StatusFailed, "error": ae})
 		fmt.Fprintln(stdio.Err, "fabric-agent-ctl serve:", ae.Message)
 		return agentctl.ExitFailed

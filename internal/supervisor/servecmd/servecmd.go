@@ -5,7 +5,6 @@ package servecmd
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -33,10 +32,7 @@ func Serve(ctx context.Context, f cli.ServeFlags, out cli.ServeOutput) int {
 	sup, err := supervisor.New(supervisor.Options{StateDir: f.StateDir, Socket: f.Socket, Logger: logger,
 		Client: fabric.New(clientopts.With(os.Getenv, fabric.WithLogger(logger))...), ShutdownTimeout: f.ShutdownTimeout})
 	if err != nil {
-		var ae *agentctl.Error
-		if !errors.As(err, &ae) {
-			ae = &agentctl.Error{Code: agentctl.CodeSocketUnavailable, Message: err.Error()}
-		}
+		ae := agentctl.AsError(err, agentctl.CodeSocketUnavailable)
 		_ = out.WriteJSON(map[string]any{"status": "failed", "error": ae})
 		return cli.ExitFailure
 	}
