@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 count=${COUNT:-5}
 mkdir -p bin
-CGO_ENABLED=0 go build -o bin/fabric ./cmd/fabric  # static, as the CLIs are meant to be built
+CGO_ENABLED=0 go build -o bin/ ./cmd/fabric ./cmd/fabric-core  # static, as the CLIs are meant to be built
 CGO_ENABLED=0 go build -o bin/fabric-host ./cmd/fabric-host  # static: see cmd/fabric-host
 echo "== invoke overhead and start-to-ready, Go hosts run as bin/fabric-host (go test -bench, $count runs each)"
 FABRIC_TEST_HOST=$PWD/bin/fabric-host go test -run '^$' -bench 'BenchmarkInvoke|BenchmarkStartToReady' -benchtime=${BENCHTIME:-2s} -count "$count" ./internal/runtime/ | tee /tmp/fabric-bench.txt

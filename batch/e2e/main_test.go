@@ -11,4 +11,6 @@ import (
 // bins holds the binaries TestMain built.
 var bins string
 
-func TestMain(m *testing.M) { testproc.MainWithBinaries(m, &bins, "./cmd/fabric", "./cmd/fabric-host") }
+func TestMain(m *testing.M) {
+	testproc.MainWithBinaries(m, &bins, "./cmd/fabric", "./cmd/fabric-core", "./cmd/fabric-host")
+}

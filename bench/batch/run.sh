@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 n_tasks=${TASKS:-50}; repeats=${REPEATS:-10}; conc=${CONCURRENCY:-16}
 mkdir -p bin
-go build -o bin/fabric ./cmd/fabric
+go build -o bin/ ./cmd/fabric ./cmd/fabric-core  # fabric runs its commands in fabric-core
 go build -o bin/fabric-host ./cmd/fabric-host
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

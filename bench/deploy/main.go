@@ -25,7 +25,7 @@
 // then their median. Whatever a run started is destroyed or stopped, and a
 // failed run's leftovers are killed.
 //
-//	go build -o bin/ ./cmd/fabric ./cmd/fabric-serve ./cmd/fabric-host ./cmd/fabric-agent-ctl ./cmd/fabric-agent-ctl-serve && go run ./bench/deploy -bin bin
+//	go build -o bin/ ./cmd/fabric ./cmd/fabric-core ./cmd/fabric-serve ./cmd/fabric-host ./cmd/fabric-agent-ctl ./cmd/fabric-agent-ctl-serve && go run ./bench/deploy -bin bin
 package main
 
 import (
@@ -72,7 +72,7 @@ var (
 )
 
 func main() {
-	flag.StringVar(&bin, "bin", "bin", "directory with fabric, fabric-serve, fabric-host, fabric-agent-ctl and fabric-agent-ctl-serve")
+	flag.StringVar(&bin, "bin", "bin", "directory with fabric, fabric-core, fabric-serve, fabric-host, fabric-agent-ctl and fabric-agent-ctl-serve")
 	flag.IntVar(&runs, "runs", 5, "measured runs of each figure")
 	flag.IntVar(&warmup, "warmup", 1, "unmeasured runs before figure 1's pairs")
 	flag.IntVar(&parallel, "parallel", 8, "fabric-agent-ctl start calls at once (the supervisor starts 8 at once)")

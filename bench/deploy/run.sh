@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p bin
-go build -o bin/ ./cmd/fabric ./cmd/fabric-serve ./cmd/fabric-host ./cmd/fabric-agent-ctl ./cmd/fabric-agent-ctl-serve
+go build -o bin/ ./cmd/fabric ./cmd/fabric-core ./cmd/fabric-serve ./cmd/fabric-host ./cmd/fabric-agent-ctl ./cmd/fabric-agent-ctl-serve
 go run ./bench/deploy -bin bin -runs "${RUNS:-5}" -idle "${IDLE:-10s}" -parallel "${PARALLEL:-8}" -steady "${STEADY:-5s}"
 if [ "${BENCH:-1}" != 0 ]; then
   echo "== go test -bench (${RUNS:-5} runs each)"

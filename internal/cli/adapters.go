@@ -6,6 +6,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/fabric-runtime/fabric/internal/cliflag"
 )
 
 func (a *app) adaptersCommand() *cobra.Command {
@@ -13,7 +15,7 @@ func (a *app) adaptersCommand() *cobra.Command {
 	var local []string
 	cmd := &cobra.Command{Use: "adapters", Short: "List and show discovered adapter descriptors"}
 	cmd.PersistentFlags().StringVar(&baseDir, "base-dir", "", "base directory whose adapters/ and node_modules are searched (default: current directory)")
-	stringsVar(cmd.PersistentFlags(), &local, "path", "extra descriptor file or directory (repeatable), like discovery.local_paths")
+	cliflag.Strings(cmd.PersistentFlags(), &local, "path", "extra descriptor file or directory (repeatable), like discovery.local_paths")
 	resolveBase := func() (string, error) {
 		if baseDir != "" {
 			return absPath(baseDir)

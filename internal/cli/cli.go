@@ -204,3 +204,13 @@ func splitErrors(err error) []error {
 	}
 	return []error{err}
 }
+
+// Tree returns fabric's whole command tree, every group populated, for
+// internal/clifront/gen, which writes fabric's command line from it. Its
+// commands must not be run.
+func Tree() *cobra.Command {
+	a := &app{}
+	root := a.rootCommand()
+	a.populateAll()
+	return root
+}

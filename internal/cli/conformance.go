@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabric-runtime/fabric/internal/cliflag"
+
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/conformance"
@@ -58,7 +60,7 @@ func (a *app) conformanceCommand() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&profilePath, "profile", "", "conformance profile (YAML or JSON) saying how to exercise the adapter")
 	cmd.Flags().DurationVar(&itemTimeout, "item-timeout", conformance.DefaultItemTimeout, "time limit of each item")
-	listVar(cmd.Flags(), &only, "only", "run only these item ids (the others are skipped)")
+	cliflag.List(cmd.Flags(), &only, "only", "run only these item ids (the others are skipped)")
 	return cmd
 }
 

@@ -2,61 +2,15 @@ package cli
 
 import (
 	"fmt"
-	"slices"
 	"testing"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
 
-// stringsVar and listVar parse and print as pflag's StringArrayVar and
-// StringSliceVar: each value whole (commas included) or split as CSV, in
-// order; help shows the type and no default.
-func TestStringsVar(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		ours func(*pflag.FlagSet, *[]string, string, string)
-		want []string
-	}{
-		{"stringsVar", stringsVar, []string{"a,b", "c", `"d,e",f`}},
-		{"listVar", listVar, []string{"a", "b", "c", "d,e", "f"}},
-	} {
-		var ours, theirs []string
-		fs := pflag.NewFlagSet("t", pflag.ContinueOnError)
-		tc.ours(fs, &ours, "ours", "u")
-		if tc.name == "stringsVar" {
-			fs.StringArrayVar(&theirs, "theirs", nil, "u")
-		} else {
-			fs.StringSliceVar(&theirs, "theirs", nil, "u")
-		}
-		args := []string{"--ours", "a,b", "--theirs", "a,b", "--ours=c", "--theirs=c", "--ours", `"d,e",f`, "--theirs", `"d,e",f`}
-		if err := fs.Parse(args); err != nil {
-			t.Fatal(err)
-		}
-		if !slices.Equal(ours, theirs) || !slices.Equal(ours, tc.want) {
-			t.Errorf("%s: parsed %q, pflag's %q, want %q", tc.name, ours, theirs, tc.want)
-		}
-		fresh := pflag.NewFlagSet("t", pflag.ContinueOnError)
-		var a, b []string
-		tc.ours(fresh, &a, "x", "usage")
-		other := pflag.NewFlagSet("t", pflag.ContinueOnError)
-		if tc.name == "stringsVar" {
-			other.StringArrayVar(&b, "x", nil, "usage")
-		} else {
-			other.StringSliceVar(&b, "x", nil, "usage")
-		}
-		if got, want := fresh.FlagUsages(), other.FlagUsages(); got != want {
-			t.Errorf("%s: help %q, pflag's %q", tc.name, got, want)
-		}
-		if _, ok := fresh.Lookup("x").Value.(cobra.SliceValue); !ok {
-			t.Errorf("%s: not a cobra.SliceValue: completion would not offer the flag again", tc.name)
-		}
-	}
-}
-
 // No flag of the fabric command tree is pflag's StringArray or
 // StringSlice: their values allocate a 4 KB csv.Writer when registered,
-// in every process (stringsVar says more).
+// in every process (cliflag.Strings says more).
 func TestNoCSVFlags(t *testing.T) {
 	a := &app{}
 	var walk func(*cobra.Command)
@@ -64,9 +18,9 @@ func TestNoCSVFlags(t *testing.T) {
 		check := func(f *pflag.Flag) {
 			switch fmt.Sprintf("%T", f.Value) {
 			case "*pflag.stringArrayValue":
-				t.Errorf("%s --%s: pflag's StringArrayVar; use stringsVar", c.CommandPath(), f.Name)
+				t.Errorf("%s --%s: pflag's StringArrayVar; use cliflag.Strings", c.CommandPath(), f.Name)
 			case "*pflag.stringSliceValue":
-				t.Errorf("%s --%s: pflag's StringSliceVar; use listVar", c.CommandPath(), f.Name)
+				t.Errorf("%s --%s: pflag's StringSliceVar; use cliflag.List", c.CommandPath(), f.Name)
 			}
 		}
 		c.LocalFlags().VisitAll(check)

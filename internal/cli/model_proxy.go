@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabric-runtime/fabric/internal/cliflag"
+
 	"github.com/fabric-runtime/fabric/internal/modelproxy"
 )
 
@@ -126,9 +128,9 @@ func (a *app) modelProxyCommand() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&listen, "listen", modelproxy.DefaultAddr, "address to listen on (port 0 picks a free one)")
-	stringsVar(cmd.Flags(), &routes, "route", "an upstream, NAME=API,BASE_URL[,MODEL] (repeatable)")
-	stringsVar(cmd.Flags(), &credEnvs, "credential-env", "NAME=ENVVAR: route NAME's real key is in $ENVVAR (repeatable)")
-	stringsVar(cmd.Flags(), &grants, "grant", "ROUTE:AGENT: issue AGENT a placeholder for ROUTE and print it once (repeatable)")
+	cliflag.Strings(cmd.Flags(), &routes, "route", "an upstream, NAME=API,BASE_URL[,MODEL] (repeatable)")
+	cliflag.Strings(cmd.Flags(), &credEnvs, "credential-env", "NAME=ENVVAR: route NAME's real key is in $ENVVAR (repeatable)")
+	cliflag.Strings(cmd.Flags(), &grants, "grant", "ROUTE:AGENT: issue AGENT a placeholder for ROUTE and print it once (repeatable)")
 	cmd.Flags().BoolVar(&allowRemote, "allow-remote", false, "allow listening on a non-loopback address")
 	cmd.Flags().BoolVar(&quiet, "quiet", false, "do not log requests to stderr")
 	return cmd

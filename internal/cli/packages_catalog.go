@@ -22,6 +22,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabric-runtime/fabric/internal/cliflag"
+
 	projectcatalog "github.com/fabric-runtime/fabric/catalog"
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
@@ -261,11 +263,11 @@ func (a *app) catalogInitCommand() *cobra.Command {
 	for _, r := range sc.Roles() {
 		keys := new([]string)
 		roleKeys[r] = keys
-		stringsVar(cmd.Flags(), keys, string(r), fmt.Sprintf("public key file of a %s key (repeatable)", r))
+		cliflag.Strings(cmd.Flags(), keys, string(r), fmt.Sprintf("public key file of a %s key (repeatable)", r))
 		_ = cmd.MarkFlagRequired(string(r))
 	}
-	stringsVar(cmd.Flags(), &thresholds, "threshold", "ROLE=N: how many distinct keys of ROLE must sign (default 1; repeatable)")
-	stringsVar(cmd.Flags(), &signers, "sign", "root private key that signs trust.json (repeatable)")
+	cliflag.Strings(cmd.Flags(), &thresholds, "threshold", "ROLE=N: how many distinct keys of ROLE must sign (default 1; repeatable)")
+	cliflag.Strings(cmd.Flags(), &signers, "sign", "root private key that signs trust.json (repeatable)")
 	cmd.Flags().StringVar(&expires, "expires", "365d", "when the trust root expires: a date, RFC 3339 time or a duration such as 365d")
 	cmd.Flags().StringVar(&versionExpires, "version-expires", "90d", "when version 1 expires")
 	_ = cmd.MarkFlagRequired("dir")
@@ -504,7 +506,7 @@ func (a *app) catalogProposeCommand() *cobra.Command {
 	f.StringVar(&dir, "dir", "", "catalog directory")
 	f.StringVar(&add, "add", "", "catalog entry (JSON) to list as a candidate")
 	f.StringVar(&addPackage, "add-package", "", "list this package (an ID built in, or a package directory) as a candidate, with every digest it pins taken from it")
-	stringsVar(f, &receipts, "receipt", "with --add: PLATFORM=FILE, a receipt envelope to copy into receipts/ and cite (repeatable)")
+	cliflag.Strings(f, &receipts, "receipt", "with --add: PLATFORM=FILE, a receipt envelope to copy into receipts/ and cite (repeatable)")
 	f.StringVar(&promote, "promote", "", "entry to move to --state")
 	f.StringVar(&state, "state", "", "with --promote: compatible or supported")
 	f.StringVar(&reason, "reason", "", "why: required for supported -> compatible and for --revoke (security, digest_mismatch, receipt_invalid, upstream_yanked, key_compromise, contract_broken)")
@@ -514,8 +516,8 @@ func (a *app) catalogProposeCommand() *cobra.Command {
 	f.StringVar(&sunset, "sunset", "", "with --supersede: the date (YYYY-MM-DD) after which it counts as revoked")
 	f.StringVar(&revoke, "revoke", "", "entry to revoke")
 	f.StringVar(&running, "running", "", "with --revoke: what running deployments do: continue, drain or stop")
-	stringsVar(f, &evidence, "evidence", "with --revoke: sha256 of the evidence (repeatable)")
-	stringsVar(f, &defaults, "default", "ID=ENTRY: the entry a bare ID selects (repeatable)")
+	cliflag.Strings(f, &evidence, "evidence", "with --revoke: sha256 of the evidence (repeatable)")
+	cliflag.Strings(f, &defaults, "default", "ID=ENTRY: the entry a bare ID selects (repeatable)")
 	f.StringVar(&expires, "expires", "", "when the new version expires (default: as version N)")
 	_ = cmd.MarkFlagRequired("dir")
 	return cmd

@@ -10,6 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabric-runtime/fabric/internal/cliflag"
+
 	fabric "github.com/fabric-runtime/fabric"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/pkgop"
@@ -104,7 +106,7 @@ func (a *app) packagesOpCommands() []*cobra.Command {
 	run.Flags().BoolVar(&allow, "allow-unenforced-read", false, "run a read operation where Landlock is unavailable, with detection only (the result says enforcement: none)")
 	run.Flags().StringVar(&runtimeID, "runtime", "", "the running runtime whose home the state paths resolve under; a violation marks it tainted")
 	run.Flags().StringVar(&stateDir, "state-dir", "", "with --runtime: the state directory its home is in (default: $TMPDIR/fabric-hosts, the runtimes' default)")
-	stringsVar(run.Flags(), &watch, "watch", "another root to hold unchanged (the workspace, the artifact root); repeatable")
+	cliflag.Strings(run.Flags(), &watch, "watch", "another root to hold unchanged (the workspace, the artifact root); repeatable")
 	op.AddCommand(run)
 	return []*cobra.Command{op}
 }

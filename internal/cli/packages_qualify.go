@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabric-runtime/fabric/internal/cliflag"
+
 	"github.com/fabric-runtime/fabric/conformance"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/attest"
@@ -171,7 +173,7 @@ func (a *app) receiptVerifyCommand() *cobra.Command {
 				"package": p.Package.ID + "@" + p.Package.Version, "platform": p.Platform, "qualified": p.Verdict.Qualified, "package_checked": pkgPath != ""})
 		},
 	}
-	stringsVar(cmd.Flags(), &keyFiles, "key", "qualifier public (or private) key file; repeat for more")
+	cliflag.Strings(cmd.Flags(), &keyFiles, "key", "qualifier public (or private) key file; repeat for more")
 	cmd.Flags().StringVar(&pkgPath, "package", "", "package directory the receipt must be about")
 	cmd.Flags().StringVar(&platform, "platform", "", "platform the receipt must be for (default: this machine's)")
 	return cmd

@@ -14,6 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabric-runtime/fabric/internal/cliflag"
+
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/contract"
 	"github.com/fabric-runtime/fabric/internal/pkgdesc"
@@ -45,7 +47,7 @@ func packageChecks() []packageCheck {
 func (a *app) packagesReadCommands() []*cobra.Command {
 	var dirs []string
 	addDirs := func(c *cobra.Command) {
-		stringsVar(c.Flags(), &dirs, "dir", "a package directory, or a directory of package directories, searched after the bundled packages (repeatable)")
+		cliflag.Strings(c.Flags(), &dirs, "dir", "a package directory, or a directory of package directories, searched after the bundled packages (repeatable)")
 	}
 	digest := &cobra.Command{
 		Use:   "digest PATH|ID",

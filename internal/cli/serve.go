@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/fabric-runtime/fabric/internal/clifront"
 	"github.com/fabric-runtime/fabric/internal/companion"
 	"github.com/fabric-runtime/fabric/internal/supervisorproto"
 )
@@ -84,7 +85,9 @@ func (a *app) serveCommand() *cobra.Command {
 		Short: "Run a deployment supervisor: owns agents' runtimes and integration services, answers deploy and fabric-agent-ctl requests on a Unix socket",
 		Long: "The supervisor that fabric deploy apply starts (supervisor.kind process) or that an operator runs (kind external, e.g. under systemd: --print-systemd-unit prints a unit).\n" +
 			"It prints one JSON line when it serves and one when it stopped; logs (JSON) go to stderr. SIGTERM or SIGINT stops every runtime and service; a second signal cuts the wait short.",
-		Args: cobra.NoArgs,
+		// fabric hands serve to fabric-serve itself (clifront).
+		Annotations: map[string]string{clifront.ProgramAnnotation: ServeBinary},
+		Args:        cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if stateDir == "" {
 				return &exitError{code: ExitUsage, err: errors.New("--state-dir is required")}

@@ -23,7 +23,7 @@ import (
 var bins string
 
 func TestMain(m *testing.M) {
-	testproc.MainWithBinaries(m, &bins, "./cmd/fabric", "./cmd/fabric-serve", "./cmd/fabric-host", "./cmd/fabric-agent-ctl", "./cmd/fabric-agent-ctl-serve")
+	testproc.MainWithBinaries(m, &bins, "./cmd/fabric", "./cmd/fabric-core", "./cmd/fabric-serve", "./cmd/fabric-host", "./cmd/fabric-agent-ctl", "./cmd/fabric-agent-ctl-serve")
 }
 
 // codexConfig is the Codex agent the live tests deploy: read-only, no

@@ -494,9 +494,10 @@ func TestFabricCLIRunsOnTemporal(t *testing.T) {
 	e := newEnv(t)
 	fabricBin := filepath.Join(binDir, "fabric")
 	buildFabric.Do(func() {
-		out, err := exec.Command("go", "build", "-C", "../..", "-o", fabricBin, "./cmd/fabric").CombinedOutput()
+		// fabric runs its commands in fabric-core, found beside it.
+		out, err := exec.Command("go", "build", "-C", "../..", "-o", binDir+"/", "./cmd/fabric", "./cmd/fabric-core").CombinedOutput()
 		if err != nil {
-			fabricErr = fmt.Errorf("go build ./cmd/fabric: %v\n%s", err, out)
+			fabricErr = fmt.Errorf("go build ./cmd/fabric ./cmd/fabric-core: %v\n%s", err, out)
 		}
 	})
 	if fabricErr != nil {

@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 	}
 	bins = dir
 	root, _ := filepath.Abs(filepath.Join("..", ".."))
-	cmd := exec.Command("go", "build", "-C", root, "-o", dir, "./cmd/fabric", "./cmd/fabric-serve", "./cmd/fabric-host", "./cmd/fabric-agent-ctl", "./cmd/fabric-agent-ctl-serve")
+	cmd := exec.Command("go", "build", "-C", root, "-o", dir, "./cmd/fabric", "./cmd/fabric-core", "./cmd/fabric-serve", "./cmd/fabric-host", "./cmd/fabric-agent-ctl", "./cmd/fabric-agent-ctl-serve")
 	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 	if err := cmd.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the fabric binaries:", err)

@@ -1,9 +1,7 @@
 package servecmd_test
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,59 +14,49 @@ import (
 
 	"github.com/fabric-runtime/fabric/adapters/bundled"
 	"github.com/fabric-runtime/fabric/internal/cli"
+	"github.com/fabric-runtime/fabric/internal/clifront"
 	"github.com/fabric-runtime/fabric/internal/supervisor/servecmd"
 	"github.com/fabric-runtime/fabric/internal/testsupport/testproc"
 )
 
-// TestMain doubles as fabric and fabric-serve (by program name; the
-// second is also on PATH) and as the host of bundled adapters.
+// TestMain doubles as fabric, fabric-core and fabric-serve (by program
+// name; the last is also on PATH) and as the host of bundled adapters.
 func TestMain(m *testing.M) {
 	if served, code := bundled.ServeHost(); served {
 		os.Exit(code)
 	}
 	testscript.Main(m, map[string]func(){
-		"fabric":        func() { os.Exit(cli.Main()) },
-		cli.ServeBinary: func() { os.Exit(servecmd.Main()) },
+		"fabric":            func() { os.Exit(clifront.Main()) },
+		clifront.CoreBinary: func() { os.Exit(cli.Main()) },
+		cli.ServeBinary:     func() { os.Exit(servecmd.Main()) },
 	})
 }
 
-func run(t *testing.T, env []string, bin string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var o, e bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &o, &e
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return o.String(), e.String(), code
-}
-
-// fabric serve without fabric-serve beside it or on PATH is a usage exit
-// with one line naming both places; its flags are checked, and
-// --print-systemd-unit answered, by fabric itself, as before the split.
+// fabric serve and fabric-core serve without fabric-serve beside them or
+// on PATH are a usage exit with one line naming both places. fabric-core
+// checks serve's flags, and answers --print-systemd-unit, itself, as
+// fabric-serve does; fabric hands serve to fabric-serve unchecked.
 func TestServeNotFound(t *testing.T) {
-	fabric := filepath.Join(testproc.ExecutableAs(t, "fabric"), "fabric")
+	dir := testproc.ExecutableAs(t, "fabric", clifront.CoreBinary)
+	fabric, core := filepath.Join(dir, "fabric"), filepath.Join(dir, clifront.CoreBinary)
 	noPath := "PATH=" + t.TempDir()
 	state := t.TempDir()
-	beside := filepath.Join(filepath.Dir(fabric), cli.ServeBinary)
+	beside := filepath.Join(dir, cli.ServeBinary)
 	for _, tc := range []struct {
+		bin        string
 		args       []string
 		wantStderr []string
 	}{
-		{[]string{"serve", "--state-dir", state}, []string{beside, "nor on PATH"}},
-		{[]string{"-o", "jsonl", "serve", "--state-dir", state, "--console-listen", "off"}, []string{beside, "nor on PATH"}},
-		{[]string{"serve"}, []string{"--state-dir is required"}},
-		{[]string{"serve", "--state-dir", state, "--log-level", "loud"}, []string{"--log-level must be debug, info, warn or error"}},
-		{[]string{"serve", "--state-dir", state, "extra"}, []string{"unknown command"}},
+		{fabric, []string{"serve", "--state-dir", state}, []string{beside, "nor on PATH"}},
+		{fabric, []string{"serve", "--log-level", "loud"}, []string{beside, "nor on PATH"}},
+		{core, []string{"serve", "--state-dir", state}, []string{beside, "nor on PATH"}},
+		{core, []string{"-o", "jsonl", "serve", "--state-dir", state, "--console-listen", "off"}, []string{beside, "nor on PATH"}},
+		{core, []string{"serve"}, []string{"--state-dir is required"}},
+		{core, []string{"serve", "--state-dir", state, "--log-level", "loud"}, []string{"--log-level must be debug, info, warn or error"}},
+		{core, []string{"serve", "--state-dir", state, "extra"}, []string{"unknown command"}},
 	} {
-		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
-			stdout, stderr, code := run(t, []string{noPath}, fabric, tc.args...)
+		t.Run(filepath.Base(tc.bin)+" "+strings.Join(tc.args, " "), func(t *testing.T) {
+			stdout, stderr, code := testproc.Run(t, []string{noPath}, tc.bin, tc.args...)
 			if code != cli.ExitUsage || stdout != "" {
 				t.Fatalf("exit %d, stdout %q; want %d and nothing; stderr: %s", code, stdout, cli.ExitUsage, stderr)
 			}
@@ -82,28 +70,30 @@ func TestServeNotFound(t *testing.T) {
 			}
 		})
 	}
-	stdout, stderr, code := run(t, []string{noPath}, fabric, "serve", "--state-dir", state, "--print-systemd-unit")
-	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("ExecStart=%s serve --state-dir %s --socket %s\n", fabric, state, filepath.Join(state, "supervisor.sock"))) {
-		t.Errorf("--print-systemd-unit: exit %d, stdout %q, stderr %q; want a unit that runs %s serve", code, stdout, stderr, fabric)
+	stdout, stderr, code := testproc.Run(t, []string{noPath}, core, "serve", "--state-dir", state, "--print-systemd-unit")
+	if code != 0 || !strings.Contains(stdout, fmt.Sprintf("ExecStart=%s serve --state-dir %s --socket %s\n", core, state, filepath.Join(state, "supervisor.sock"))) {
+		t.Errorf("--print-systemd-unit: exit %d, stdout %q, stderr %q; want a unit that runs %s serve", code, stdout, stderr, core)
 	}
 }
 
-// fabric serve --help and fabric-serve serve --help are the same text:
-// the command is defined once.
+// fabric serve --help, fabric-core serve --help and fabric-serve serve
+// --help are the same text: the command is defined once.
 func TestServeHelp(t *testing.T) {
-	dir := testproc.ExecutableAs(t, "fabric", cli.ServeBinary)
-	want, _, code := run(t, nil, filepath.Join(dir, "fabric"), "serve", "--help")
+	dir := testproc.ExecutableAs(t, "fabric", clifront.CoreBinary, cli.ServeBinary)
+	want, _, code := testproc.Run(t, nil, filepath.Join(dir, "fabric"), "serve", "--help")
 	if code != 0 || !strings.Contains(want, "--print-systemd-unit") {
 		t.Fatalf("fabric serve --help: exit %d, %q", code, want)
 	}
-	if got, _, _ := run(t, nil, filepath.Join(dir, cli.ServeBinary), "serve", "--help"); got != want {
-		t.Errorf("fabric-serve serve --help:\n%s\nfabric serve --help:\n%s", got, want)
+	for _, program := range []string{clifront.CoreBinary, cli.ServeBinary} {
+		if got, _, _ := testproc.Run(t, nil, filepath.Join(dir, program), "serve", "--help"); got != want {
+			t.Errorf("%s serve --help:\n%s\nfabric serve --help:\n%s", program, got, want)
+		}
 	}
 }
 
-// fabric serve replaces itself with fabric-serve, found beside it or else
-// on PATH: the process that serves is the one started, with the same
-// arguments (-o jsonl reaches it).
+// fabric serve (and fabric-core serve) replaces itself with fabric-serve,
+// found beside it or else on PATH: the process that serves is the one
+// started, with the same arguments (-o jsonl reaches it).
 func TestServeExecs(t *testing.T) {
 	onPath, err := exec.LookPath(cli.ServeBinary)
 	if err != nil {
@@ -116,9 +106,10 @@ func TestServeExecs(t *testing.T) {
 	}{
 		{"beside", []string{"fabric", cli.ServeBinary}, t.TempDir()},
 		{"on PATH", []string{"fabric"}, filepath.Dir(onPath)},
+		{"fabric-core, beside", []string{clifront.CoreBinary, cli.ServeBinary}, t.TempDir()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fabric := filepath.Join(testproc.ExecutableAs(t, tc.names...), "fabric")
+			fabric := filepath.Join(testproc.ExecutableAs(t, tc.names...), tc.names[0])
 			state := t.TempDir()
 			cmd := exec.Command(fabric, "-o", "jsonl", "serve", "--state-dir", state, "--console-listen", "off")
 			cmd.Env = append(os.Environ(), "PATH="+tc.path, "HOME="+t.TempDir(), "GORACE=atexit_sleep_ms=0")

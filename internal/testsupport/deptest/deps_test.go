@@ -20,6 +20,7 @@ var commands = []struct {
 }{
 	{Module + "/cmd/fabric-host", nil},
 	{Module + "/cmd/fabric", []string{"--help"}},
+	{Module + "/cmd/fabric-core", []string{"--help"}},
 	{Module + "/cmd/fabric-agent-ctl", []string{"--help"}},
 	{Module + "/cmd/fabric-agent-ctl-serve", []string{"--help"}},
 	{Module + "/cmd/fabric-serve", []string{"--help"}},
@@ -28,7 +29,7 @@ var commands = []struct {
 // No package linked into a command does work at init that a process not
 // using it would pay for at every start (most commands need no schema).
 func TestInitWork(t *testing.T) {
-	livetest.Short(t, "the Go toolchain, to build fabric-host, fabric, fabric-agent-ctl, fabric-agent-ctl-serve and fabric-serve")
+	livetest.Short(t, "the Go toolchain, to build fabric-host, fabric, fabric-core, fabric-agent-ctl, fabric-agent-ctl-serve and fabric-serve")
 	for _, c := range commands {
 		t.Run(c.pkg[len(Module)+1:], func(t *testing.T) {
 			bin := Build(t, c.pkg)
@@ -53,7 +54,7 @@ var testSupport = map[string]string{
 }
 
 // testExporters are the OTel SDK's exporters for tests, which no shipped
-// program links, cmd/fabric included (it links the conformance suite, not
+// program links, cmd/fabric-core included (it links the conformance suite, not
 // these): tests record spans with internal/testsupport/spanrecorder.
 var testExporters = map[string]string{
 	"go.opentelemetry.io/otel/sdk/trace/tracetest": "the OTel SDK's in-memory span exporter (tests: internal/testsupport/spanrecorder)",
@@ -132,12 +133,12 @@ var agentCtlBad = merge(agentCtlServeBad, map[string]string{
 // deployment's supervisor, not tests.
 var fabricServeBad = merge(testExporters, slowInit, generation, grpc, protobuf)
 
-// fabricBad is what fabric must not link: serve's body is fabric-serve,
-// which serve execs, so that every other command (most of them
-// short-lived, each its own process) pays no init and no start-up of the
-// supervisor's dependencies. fabric links test support: it runs the
-// conformance suite.
-var fabricBad = merge(fabricServeBad, map[string]string{
+// fabricCoreBad is what fabric-core must not link: serve's body is
+// fabric-serve, which serve execs, so that every other command (most of
+// them short-lived, each its own process) pays no init and no start-up of
+// the supervisor's dependencies. fabric-core links test support: it runs
+// the conformance suite.
+var fabricCoreBad = merge(fabricServeBad, map[string]string{
 	Module + "/internal/supervisor":        "the deployment supervisor (serve's, in fabric-serve)",
 	Module + "/internal/access":            "the access gateway (serve's)",
 	Module + "/internal/console":           "the console (serve's)",
@@ -146,9 +147,32 @@ var fabricBad = merge(fabricServeBad, map[string]string{
 	"modernc.org/sqlite":                   "the access gateway's SQLite (serve's)",
 })
 
-// fabricPending is what fabric still links and must not: when one is no
-// longer linked, the test fails until it is moved into fabricBad.
-var fabricPending = map[string]string{
+// fabricBad is what fabric, the command line, must not link: it answers
+// help, completion and usage errors from the command tree's definitions
+// (internal/clifront) and hands every command that runs to fabric-core or
+// fabric-serve, so that a shell's TAB, a help page or a mistyped command
+// costs what a small cobra program costs (bench/cli).
+var fabricBad = merge(fabricCoreBad, map[string]string{
+	Module + "/internal/config":    "configs (fabric-core's)",
+	Module + "/internal/plan":      "planning (fabric-core's)",
+	Module + "/internal/telemetry": "telemetry (fabric-core's)",
+	Module + "/internal/cli":       "the command tree and what its commands do (fabric-core's)",
+	Module + "/internal/runtime":   "the runtime core (fabric-core's)",
+	Module + "/adapters":           "the bundled adapters (fabric-core's)",
+	Module + "/contract":           "the contract's types (fabric-core's)",
+	"go.yaml.in/yaml":              "YAML (fabric-core's)",
+	"github.com/goccy/go-yaml":     "YAML (the JSON Schema library's, fabric-core's)",
+	"github.com/kaptinlin":         "JSON Schema (fabric-core's)",
+	"go.opentelemetry.io":          "OpenTelemetry (fabric-core's)",
+	"net/http":                     "HTTP (fabric-core's)",
+	"crypto":                       "cryptography and TLS (fabric-core's)",
+	"html/template":                "HTML templates (fabric-core's batch report)",
+	"encoding/json":                "JSON (fabric-core's)",
+})
+
+// fabricCorePending is what fabric-core still links and must not: when one is no
+// longer linked, the test fails until it is moved into fabricCoreBad.
+var fabricCorePending = map[string]string{
 	"html/template": "the console's templates are fabric-serve's; internal/batchreport (fabric batch report) still renders its page with it",
 }
 
@@ -229,7 +253,8 @@ func TestDeps(t *testing.T) {
 		{Module + "/cmd/fabric-agent-ctl-serve", agentCtlServeBad, nil},
 		{Module, sdkBad, nil},
 		{Module + "/otlp", merge(testSupport, grpc, protobuf), nil},
-		{Module + "/cmd/fabric", fabricBad, fabricPending},
+		{Module + "/cmd/fabric", fabricBad, nil},
+		{Module + "/cmd/fabric-core", fabricCoreBad, fabricCorePending},
 		{Module + "/cmd/fabric-serve", fabricServeBad, nil},
 	} {
 		name := strings.TrimPrefix(c.pkg, Module+"/")
@@ -258,8 +283,8 @@ func links(deps map[string]string, prefix string) bool {
 
 // staticCgo is every package with cgo files a program built with
 // CGO_ENABLED=0 may link: the host (cmd/fabric-host), the two CLIs
-// (cmd/fabric, cmd/fabric-agent-ctl) and their serve programs
-// (cmd/fabric-serve, cmd/fabric-agent-ctl-serve) are built so, which works and
+// (cmd/fabric, cmd/fabric-agent-ctl), fabric's commands (cmd/fabric-core)
+// and the serve programs (cmd/fabric-serve, cmd/fabric-agent-ctl-serve) are built so, which works and
 // changes nothing only while the users of cgo are net's resolver (Go's own
 // is preferred on Linux) and os/user (the CLIs: archive/tar's and the
 // OTel resource's user names, read from /etc/passwd and /etc/group
@@ -267,7 +292,8 @@ func links(deps map[string]string, prefix string) bool {
 var staticCgo = map[string]map[string]bool{
 	Module + "/cmd/fabric-host":            {"net": true, "runtime/cgo": true},
 	Module + "/adapterkit":                 {"net": true, "runtime/cgo": true},
-	Module + "/cmd/fabric":                 {"net": true, "os/user": true, "runtime/cgo": true},
+	Module + "/cmd/fabric":                 {"net": true, "runtime/cgo": true},
+	Module + "/cmd/fabric-core":            {"net": true, "os/user": true, "runtime/cgo": true},
 	Module + "/cmd/fabric-agent-ctl":       {"net": true, "runtime/cgo": true},
 	Module + "/cmd/fabric-agent-ctl-serve": {"net": true, "os/user": true, "runtime/cgo": true},
 	Module + "/cmd/fabric-serve":           {"net": true, "os/user": true, "runtime/cgo": true},

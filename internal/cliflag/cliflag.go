@@ -1,4 +1,4 @@
-package cli
+package cliflag
 
 import (
 	"encoding/csv"
@@ -7,21 +7,21 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// stringsVar registers a repeatable string flag (--name a --name b, each
+// Strings registers a repeatable string flag (--name a --name b, each
 // value taken whole, commas included), as pflag's StringArrayVar does and
 // printed the same in help. pflag's own renders the flag's empty default
 // through a csv.Writer with a 4 KB buffer when the flag is registered;
 // the fabric command tree has 22 such flags, which is 88 KB of fresh heap
 // (and its page faults) in every process, help included (bench/cli).
-func stringsVar(fs *pflag.FlagSet, p *[]string, name, usage string) {
+func Strings(fs *pflag.FlagSet, p *[]string, name, usage string) {
 	fs.Var((*stringArray)(p), name, usage)
 }
 
-// listVar registers a flag whose values are comma-separated lists
+// List registers a flag whose values are comma-separated lists
 // (--only a,b --only c, CSV quoting allowed), as pflag's StringSliceVar
 // does and printed the same in help, without its 4 KB at registration
-// (stringsVar).
-func listVar(fs *pflag.FlagSet, p *[]string, name, usage string) {
+// (Strings).
+func List(fs *pflag.FlagSet, p *[]string, name, usage string) {
 	fs.Var((*stringList)(p), name, usage)
 }
 

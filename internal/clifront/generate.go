@@ -1,0 +1,3 @@
+package clifront
+
+//go:generate go test -run ^TestTreeIsCurrent$ . -args -update
