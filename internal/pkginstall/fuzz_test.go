@@ -58,3 +58,30 @@ func FuzzParseRecord(f *testing.F) {
 		}
 	})
 }
+
+// A packages key must name the package it installs: after its last
+// node_modules/, a name with no empty path segment.
+func TestParseLockfileKeys(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		want string // "" accepted
+	}{
+		{"node_modules/a", ""},
+		{"node_modules/@s/n", ""},
+		{"node_modules/a/node_modules/@s/n", ""},
+		{"node_modules/", `packages key "node_modules/" names no package`},
+		{"node_modules/a/", `packages key "node_modules/a/" names no package`},
+		{"node_modules/@s//n", `packages key "node_modules/@s//n" names no package`},
+		{"node_modules/a/node_modules/", `packages key "node_modules/a/node_modules/" names no package`},
+		{"lib/a", `packages key "lib/a" is not under node_modules/`},
+	} {
+		data := []byte(`{"lockfileVersion":3,"packages":{"":{},"` + tc.key + `":{"version":"1"}}}`)
+		_, err := parseLockfile(data, "package-lock.json")
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%q: %v", tc.key, err)
+		case tc.want != "" && (err == nil || err.Error() != "package-lock.json: "+tc.want):
+			t.Errorf("%q: error %v, want %q", tc.key, err, tc.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -44,6 +45,10 @@ func parseLockfile(data []byte, name string) (*lockfile, error) {
 		}
 		if !strings.HasPrefix(k, "node_modules/") || strings.Contains(k, "..") {
 			return nil, fmt.Errorf("%s: packages key %q is not under node_modules/", name, k)
+		}
+		if n := installedName(k); n == "" || slices.Contains(strings.Split(n, "/"), "") {
+			// "node_modules/" would install over node_modules itself.
+			return nil, fmt.Errorf("%s: packages key %q names no package", name, k)
 		}
 		if e.Version == "" {
 			return nil, fmt.Errorf("%s: packages[%q] has no version", name, k)
