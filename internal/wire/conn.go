@@ -688,8 +688,16 @@ func (c *Conn) readLoop() {
 // handleFrameFor classifies one frame and routes it. Only a frame that is
 // not JSON at all is fatal. caller is the context of the Call reading on a
 // passive conn, nil otherwise.
+//
+// readMessage fills m in place: returned by value, the message and its
+// copy made this frame 488 bytes rather than 280, and a read loop
+// outgrew its first 2 KiB stack while decoding its first frame. That copy
+// read the pc tables of the eight frames on the stack (see GrowStack),
+// one 64 KiB window of the binary no other code of an idle host touches:
+// bench/idle, host RSS median 6.30 -> 6.24 MiB.
 func (c *Conn) handleFrameFor(caller context.Context, frame []byte) error {
-	m, shape, err := readMessage(frame)
+	var m inMessage
+	shape, err := readMessage(frame, &m)
 	if err != nil {
 		c.replyFrom(caller, encodeResponse(nil, nil, &Error{Code: CodeParseError, Message: "parse error"}, c.limit))
 		return protocolErrorf(err, "frame is not JSON")
