@@ -18,7 +18,7 @@ import (
 func (h *host) serveV1(ctx context.Context, r io.Reader, w io.Writer) error {
 	done := make(chan error, 1)
 	go func() {
-		wire.GrowStack(requestStack(hostproto.OpStart))
+		growStack(0) // see growStack
 		done <- h.loopV1(ctx, r, w)
 	}()
 	var err error

@@ -32,7 +32,7 @@ type v2Server struct {
 func (h *host) serveV2(ctx context.Context, r io.Reader, w io.Writer) error {
 	er := &eofReader{r: r, eof: make(chan struct{})}
 	s := &v2Server{host: h, ending: make(chan struct{}), answered: make(chan struct{})}
-	s.conn = wire.NewConn(er, w, wire.Options{Handler: s, Logger: h.log, MaxFrame: h.cfg.maxFrame, ResponseWritten: s.written, RequestStack: requestStack})
+	s.conn = wire.NewConn(er, w, wire.Options{Handler: s, Logger: h.log, MaxFrame: h.cfg.maxFrame, ResponseWritten: s.written, Go: startRequest})
 
 	runDone := make(chan error, 1)
 	// Run's context keeps life's values (hostfault.Writer) but is

@@ -6,9 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -1003,18 +1003,13 @@ func TestResponseWritten(t *testing.T) {
 	}
 }
 
-// TestRequestStack: RequestStack is asked once per request, with its
-// method (not for notifications), and a request handled after GrowStack
-// with any size is answered as without it.
-func TestRequestStack(t *testing.T) {
-	var mu sync.Mutex
-	var asked []string
-	sizes := map[string]int{"add": StackLarge, "echo": StackMedium, "nothing": 12345}
-	opts := Options{Handler: mathHandler(), RequestStack: func(method string) int {
-		mu.Lock()
-		defer mu.Unlock()
-		asked = append(asked, method)
-		return sizes[method]
+// TestGoHook: Options.Go starts the goroutine of every request (not of
+// a notification), and the requests it starts are answered.
+func TestGoHook(t *testing.T) {
+	var started atomic.Int32
+	opts := Options{Handler: mathHandler(), Go: func(serve func()) {
+		started.Add(1)
+		go serve()
 	}}
 	a, _ := connPair(t, Options{}, opts)
 	ctx := context.Background()
@@ -1029,13 +1024,7 @@ func TestRequestStack(t *testing.T) {
 	if err := a.Call(ctx, "echo", map[string]any{"s": "x"}, &echo); err != nil || echo["s"] != "x" {
 		t.Fatalf("echo = %v, %v", echo, err)
 	}
-	var raw json.RawMessage
-	if err := a.Call(ctx, "nothing", nil, &raw); err != nil || string(raw) != "null" {
-		t.Fatalf("nothing = %s, %v", raw, err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if want := []string{"add", "echo", "nothing"}; !slices.Equal(asked, want) {
-		t.Errorf("RequestStack asked for %q, want %q", asked, want)
+	if n := started.Load(); n != 2 {
+		t.Errorf("Go started %d goroutines, want 2 (one per request)", n)
 	}
 }

@@ -74,13 +74,13 @@ type inMessage struct {
 // JSON returns a syntax error. A JSON frame of the wrong shape (not an
 // object, or a string field of another type) returns a description of the
 // problem in shape, with whatever fields could be read.
-func readMessage(frame []byte) (m inMessage, shape string, err error) {
+func readMessage(frame []byte, m *inMessage) (shape string, err error) {
 	if err := checkJSON(frame); err != nil {
-		return m, "", err
+		return "", err
 	}
 	i := skipWS(frame, 0)
 	if frame[i] != '{' {
-		return m, "message must be a JSON object, got " + jsonKind(frame[i:]), nil
+		return "message must be a JSON object, got " + jsonKind(frame[i:]), nil
 	}
 	data := bytes.Clone(frame)
 	eachMember(data, i, func(key, val []byte) {
@@ -109,7 +109,7 @@ func readMessage(frame []byte) (m inMessage, shape string, err error) {
 			m.Error = val
 		}
 	})
-	return m, shape, nil
+	return shape, nil
 }
 
 // messageField returns the name of the message field key denotes, or "".

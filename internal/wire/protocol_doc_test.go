@@ -76,7 +76,8 @@ func TestProtocolDocV2(t *testing.T) {
 	hostNotes := map[string]bool{"event": true, "log": true}
 	sent := map[bool]map[string]bool{true: {}, false: {}} // ids sent by core / host
 	for _, f := range readTranscripts(t)[1] {
-		m, shape, err := readMessage([]byte(f.frame))
+		var m inMessage
+		shape, err := readMessage([]byte(f.frame), &m)
 		if err != nil || shape != "" || m.JSONRPC != "2.0" {
 			t.Fatalf("%s: %v %s", f.frame, err, shape)
 		}
